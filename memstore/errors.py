@@ -1,0 +1,75 @@
+"""Typed errors. Each says what was wrong and what to do, and carries structured fields."""
+from __future__ import annotations
+
+
+class MemstoreError(Exception):
+    """Base class of every error memstore raises on purpose."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str = "", **fields: object) -> None:
+        self.hint = hint or self.hint
+        self.fields = fields
+        super().__init__(f"{message}" + (f" — {self.hint}" if self.hint else ""))
+
+
+class ConfigError(MemstoreError, ValueError):
+    """A configuration key or value is wrong (the message names the key)."""
+
+
+class IdentityError(MemstoreError, ValueError):
+    """Missing or injected identity (user_id / agent_id / run_id)."""
+
+
+class FilterError(MemstoreError, ValueError):
+    """A search/get_all filter is malformed (unknown operator, bad value)."""
+
+
+class NotFoundError(MemstoreError, KeyError):
+    """No memory with that id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0] if self.args else ""
+
+
+class LLMError(MemstoreError):
+    """The LLM could not be reached or failed. `retryable` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool, hint: str = "", **fields: object) -> None:
+        self.retryable = retryable
+        super().__init__(message, hint=hint, **fields)
+
+
+class LLMUnavailableError(LLMError):
+    """Transport error, timeout, rate limit or 5xx after the client's retries: safe to retry."""
+
+    def __init__(self, message: str, **fields: object) -> None:
+        super().__init__(message, retryable=True,
+                         hint="nothing was stored; retry the call, or check the endpoint with `memstore doctor`",
+                         **fields)
+
+
+class StoreWriteError(MemstoreError):
+    """A write transaction failed and was rolled back: nothing of it was stored."""
+
+    def __init__(self, step: str, cause: BaseException, **fields: object) -> None:
+        self.step = step
+        self.cause = cause
+        super().__init__(f"write failed at {step!r}: {type(cause).__name__}: {cause}",
+                         hint="the transaction was rolled back; the store is unchanged", step=step, **fields)
+
+
+class QueryError(MemstoreError):
+    """A SQL statement failed; carries the statement name, SQL and parameters."""
+
+    def __init__(self, name: str, sql: str, params: object, cause: BaseException) -> None:
+        self.name, self.sql, self.params, self.cause = name, sql, params, cause
+        super().__init__(f"query {name!r} failed: {cause}", sql=sql, params=params)
+
+
+class StoreMismatchError(MemstoreError):
+    """The store was created with another embedder (dimension or model)."""
+
+
+class ReadOnlyError(MemstoreError):
+    """A write statement was sent through a read-only interface."""

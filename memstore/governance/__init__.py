@@ -1,0 +1,1 @@
+"""Changing what is stored: update, delete, supersession, expiry, erasure, retention."""

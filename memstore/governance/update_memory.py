@@ -1,0 +1,71 @@
+"""update(): new text and/or metadata for one memory, in one transaction. Identity never changes."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from memstore.errors import NotFoundError
+from memstore.ids import content_hash, entity_id, new_id
+from memstore.store.database import registered, vectors_table
+
+
+def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | None,
+                  expiration_date: dt.datetime | None, actor_id: str | None) -> dict[str, Any]:
+    db, cfg = rt.db, rt.config
+    rows = db.dicts("queries/get_memory", {"id": memory_id})
+    if not rows:
+        raise NotFoundError(f"no memory with id {memory_id!r}")
+    old = rows[0]
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    new_text = old["memory"] if text is None else str(text).strip()
+    if not new_text:
+        raise ValueError("update text is empty: use delete() to remove a memory")
+    changed = new_text != old["memory"]
+    if changed:
+        analysis = rt.nlp.analyze([new_text])[0]
+        vec = rt.embedder.embed([new_text])
+    else:
+        analysis, vec = None, None
+    meta = old["metadata"] if metadata is None else json.dumps(metadata, ensure_ascii=False, default=str)
+    ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
+    with db.transaction("update") as con:
+        if changed:
+            emb_table = vectors_table(vec, db.dim)
+        else:
+            emb_table = pa.table({"embedding": db.arrow("emb", {"id": memory_id},
+                                  sql="SELECT embedding FROM memories WHERE id = $id").column(0)})
+        with registered(db, "qvec", emb_table):
+            db.checkpoint("write:memories")
+            db.run("queries/update_memory", {
+                "id": memory_id, "memory": new_text, "hash": content_hash(new_text),
+                "doc_len": sum(analysis.terms.values()) if analysis else old["doc_len"], "metadata": meta,
+                "expiration_date": expiration_date or old["expiration_date"], "now": now})
+        if changed:
+            db.checkpoint("write:entity_postings")
+            con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
+            con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
+            ents = {entity_id(e.norm): e for e in analysis.entities}
+            with registered(db, "new_entities", pa.table({
+                    "id": list(ents), "name": [e.name for e in ents.values()], "norm": [e.norm for e in ents.values()],
+                    "label": [e.label for e in ents.values()], "created_at": [now] * len(ents)})):
+                db.run("queries/insert_entities")
+            n_e, n_t = len(ents), len(analysis.terms)
+            base = {"scope_key": [old["scope_key"]], **{k: pa.array([v], pa.string()) for k, v in ident.items()}}
+            db.insert_arrow("entity_postings", pa.table({
+                "entity_id": list(ents), "memory_id": [memory_id] * n_e,
+                **{k: v * n_e for k, v in base.items()}}))
+            db.insert_arrow("keyword_postings", pa.table({
+                "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
+                "tf": pa.array(list(analysis.terms.values()), pa.int32()), **{k: v * n_t for k, v in base.items()}}))
+        if cfg.history != "off":
+            full = cfg.history == "full"
+            db.checkpoint("write:history")
+            db.run("queries/insert_history", {
+                "id": new_id(), "memory_id": memory_id, "event": "UPDATE",
+                "old_memory": old["memory"] if full else None, "new_memory": new_text if full else None,
+                **ident, "scope_key": old["scope_key"], "actor_id": actor_id, "role": "user", "created_at": now})
+    return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
+            "message": "Memory updated successfully!"}

@@ -1,0 +1,206 @@
+"""`Memory`: the public API. It opens the store, validates arguments and calls one pipeline;
+the work lives in `pipeline/`, `retrieval/` and `governance/`.
+
+>>> import tempfile, os
+>>> m = Memory(os.path.join(tempfile.mkdtemp(), "doc.duckdb"), config={"embedder": {"provider": "hashing"}})
+>>> out = m.add("I'm vegetarian and I live in Boston", user_id="alice")
+>>> sorted(r["memory"] for r in out["results"])
+['Alice is vegetarian', 'Alice lives in Boston']
+>>> m.search("Boston", filters={"user_id": "alice"})["results"][0]["memory"]
+'Alice lives in Boston'
+>>> m.close()
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+import pyarrow as pa
+
+from memstore.config import MemoryConfig
+from memstore.errors import IdentityError, NotFoundError
+from memstore.identity import IDENTITY_KEYS, Scope, check_metadata
+from memstore.ids import content_hash, new_id
+from memstore.pipeline.add import run_add
+from memstore.pipeline.types import AddState
+from memstore.pipeline.validate_input import normalise_messages
+from memstore.providers.factory import build_embedder
+from memstore.records import history_record, memory_record
+from memstore.retrieval.filters import compile_filters
+from memstore.runtime import Runtime
+from memstore.store.database import Database, registered, vectors_table
+from memstore.store.sqlfiles import load_sql
+from memstore.timeutil import parse_time
+
+_ALL_TABLES = ("entity_postings", "keyword_postings", "memory_links", "history", "messages", "extraction_runs",
+               "memories", "entities")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class Memory:
+    """Long-term memory in one DuckDB file.
+
+    `Memory()` opens ./data/memstore.duckdb with offline models; `Memory("runs/a.duckdb")` another
+    file; `Memory(config={...})` or `Memory.from_config({...})` selects LLM, embedder, thresholds.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None) -> None:
+        cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.from_dict(config or {})
+        if path is not None:
+            cfg.path = os.fspath(path)
+        elif os.environ.get("MEMSTORE_PATH") and not (isinstance(config, dict) and "path" in config):
+            cfg.path = os.environ["MEMSTORE_PATH"]
+        self.config = cfg
+        embedder = build_embedder(cfg.embedder)
+        db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only)
+        self._rt = Runtime(config=cfg, db=db, embedder=embedder)
+
+    @classmethod
+    def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
+        """Build from a config dict (mem0 style); unknown keys raise ConfigError naming the key."""
+        return cls(config=config)
+
+    # -- plumbing ------------------------------------------------------------------------------
+    @property
+    def db(self) -> Database:
+        return self._rt.db
+
+    @property
+    def path(self) -> str:
+        return self.config.path
+
+    def close(self) -> None:
+        self._rt.db.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({self.config.path!r})"
+
+    # -- write ---------------------------------------------------------------------------------
+    def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
+            prompt: str | None = None, timestamp: Any = None, expiration_date: Any = None,
+            actor_id: str | None = None, **_unsupported: Any) -> dict[str, Any]:
+        """Extract facts from `messages` (ONE extractor call) and store them in ONE transaction.
+
+        Returns {"results": [{"id", "memory", "event": "ADD"}...], "extraction": {...}}: exactly what
+        was committed. `infer=False` stores each message as a memory. `timestamp` is when the
+        conversation happened (sets valid_from).
+        """
+        if _unsupported:
+            raise TypeError(f"add() got unexpected argument(s) {sorted(_unsupported)}")
+        scope = Scope.from_kwargs(user_id, agent_id, run_id)
+        state = AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
+                         infer=infer, actor_id=actor_id, prompt=prompt,
+                         timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
+                         expiration_date=parse_time(expiration_date, "expiration_date") if expiration_date else None)
+        state = run_add(state, self._rt)
+        ex = state.extraction
+        return {"results": state.results,
+                "extraction": {"id": state.run_id_, "status": ex.status if ex else None,
+                               "facts": len(state.facts),
+                               "deduplicated": sum(f.outcome.startswith("duplicate") for f in state.facts),
+                               "error": ex.error if ex else None},
+                "timings": dict(state.timings)}
+
+    def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
+               metadata: dict[str, Any] | None = None, expiration_date: Any = None,
+               actor_id: str | None = None) -> dict[str, Any]:
+        """Change a memory's text and/or metadata in one transaction; identity is immutable.
+        Changed text is re-embedded and its entities and keywords re-linked."""
+        from memstore.governance.update_memory import update_memory
+
+        new_text = text if text is not None else data
+        if metadata is not None:
+            check_metadata(metadata)
+        exp_at = parse_time(expiration_date, "expiration_date") if expiration_date is not None else None
+        return update_memory(self._rt, memory_id, new_text, metadata, exp_at, actor_id)
+
+    def delete(self, memory_id: str, *, actor_id: str | None = None) -> dict[str, Any]:
+        """Delete one memory and every row that names it (postings, keywords, links) in one transaction."""
+        from memstore.governance.delete_memories import delete_memories
+
+        n = delete_memories(self._rt, ids=[memory_id], actor_id=actor_id)
+        if n == 0:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return {"message": "Memory deleted successfully!", "deleted": n}
+
+    def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
+                   run_id: str | None = None, actor_id: str | None = None) -> dict[str, Any]:
+        """Delete every memory of the scope (one transaction). Messages and extraction runs stay:
+        use `forget` to erase a scope completely."""
+        from memstore.governance.delete_memories import delete_memories
+
+        scope = Scope.from_kwargs(user_id, agent_id, run_id)
+        n = delete_memories(self._rt, scope=scope, actor_id=actor_id)
+        return {"message": f"Deleted {n} memories", "deleted": n}
+
+    def reset(self) -> dict[str, Any]:
+        """Remove every row from every table (schema stays). Irreversible."""
+        with self.db.transaction("reset") as con:
+            for table in _ALL_TABLES:
+                con.execute(f'DELETE FROM "{table}"')
+        return {"message": "Memory store reset"}
+
+    # -- read ----------------------------------------------------------------------------------
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        """One memory by id (any status), or None."""
+        rows = self.db.dicts("queries/get_memory", {"id": memory_id})
+        return memory_record(rows[0]) if rows else None
+
+    def get_all(self, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
+                agent_id: str | None = None, run_id: str | None = None, top_k: int = 100,
+                include_superseded: bool = False, show_expired: bool = False,
+                as_of: Any = None) -> dict[str, Any]:
+        """Memories of a scope, newest first. Current and unexpired only unless asked otherwise;
+        `as_of="2023-05-01"` gives what was current then."""
+        from memstore.retrieval.visibility import visibility_sql
+
+        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        where, params, _ = compile_filters(filters)
+        vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired,
+                             as_of=as_of is not None)
+        params.update(now=_now(), limit=int(top_k))
+        if as_of is not None:
+            params["as_of"] = parse_time(as_of, "as_of")
+        sql = load_sql("queries/get_all").replace("/*WHERE*/", f"({where}) AND {vis}")
+        return {"results": [memory_record(r) for r in self.db.dicts("get_all", params, sql=sql)]}
+
+    def search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None, top_k: int | None = None,
+               threshold: float | None = None, explain: bool = False, include_superseded: bool = False,
+               show_expired: bool = False, as_of: Any = None, rerank: bool = False) -> dict[str, Any]:
+        """Ranked memories for `query` within the filtered scope (identity required).
+        See memstore.retrieval.search for the scoring."""
+        from memstore.retrieval.search import run_search
+
+        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        return run_search(self._rt, query, filters=filters, top_k=top_k or self.config.top_k,
+                          threshold=self.config.threshold if threshold is None else threshold,
+                          explain=explain, include_superseded=include_superseded, show_expired=show_expired,
+                          as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...)."""
+        return [history_record(r) for r in self.db.dicts("queries/history", {"memory_id": memory_id})]
+
+
+def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,
+                    run_id: str | None) -> dict[str, Any]:
+    filters = dict(filters or {})
+    for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+        if value is None:
+            continue
+        if key in filters and filters[key] != value:
+            raise IdentityError(f"{key} given twice with different values", key=key)
+        filters[key] = value
+    return filters

@@ -1,0 +1,70 @@
+"""The add() pipeline: an ordered tuple of small steps; this module only sequences them.
+
+validate → context → extract (ONE LLM call) → analyze (spaCy) → embed (batch) →
+[write lock] dedupe (whole scope) → build rows → commit (ONE transaction)
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memstore.errors import LLMError, MemstoreError, StoreWriteError
+from memstore.ids import new_id
+from memstore.pipeline.analyze_facts import analyze_facts
+from memstore.pipeline.build_rows import build_rows
+from memstore.pipeline.commit_rows import commit_rows
+from memstore.pipeline.dedupe_facts import dedupe_facts
+from memstore.pipeline.embed_facts import embed_facts
+from memstore.pipeline.extract_facts import extract_facts
+from memstore.pipeline.gather_context import gather_context
+from memstore.pipeline.types import AddState
+from memstore.pipeline.validate_input import validate_input
+
+PREPARE_STEPS = (validate_input, gather_context, extract_facts, analyze_facts, embed_facts)
+WRITE_STEPS = (dedupe_facts, build_rows, commit_rows)   # under the write lock
+
+
+class PipelineStepError(MemstoreError):
+    """A pipeline step failed before the commit; nothing was written."""
+
+
+def _run(step: Any, state: AddState, rt: Any) -> AddState:
+    rt.db.checkpoint(f"step:{step.__name__}")
+    try:
+        return step(state, rt)
+    except (MemstoreError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # turn a bare crash into an error that names the step
+        raise PipelineStepError(f"add() failed in step {step.__name__}: {type(exc).__name__}: {exc}",
+                                hint="nothing was stored", step=step.__name__) from exc
+
+
+def run_add(state: AddState, rt: Any) -> AddState:
+    """Run every step; returns the state with `results` = exactly what was committed."""
+    t0 = time.perf_counter()
+    for step in PREPARE_STEPS:
+        try:
+            state = _run(step, state, rt)
+        except LLMError as exc:
+            _record_failed_run(state, rt, exc)
+            raise
+    with rt.db.write_lock:
+        for step in WRITE_STEPS:
+            state = _run(step, state, rt)
+    state.timings["total"] = time.perf_counter() - t0
+    return state
+
+
+def _record_failed_run(state: AddState, rt: Any, exc: LLMError) -> None:
+    """Keep a trace of the failed LLM call (status llm_error); the messages are NOT stored, so a
+    retry of the same add() does not duplicate them."""
+    sc, cfg = state.scope, rt.config.llm
+    try:
+        with rt.db.transaction("record_failed_run"):
+            rt.db.run("queries/insert_failed_run", {
+                "id": new_id(), "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
+                "run_id": sc.run_id, "extractor": "llm", "model": cfg.model, "prompt_version": None,
+                "input_message_ids": [m.id for m in state.messages], "error": str(exc)[:2000],
+                "latency_ms": None, "created_at": state.now})
+    except StoreWriteError:
+        pass  # the LLM error is what the caller must see; a failed trace must not hide it

@@ -1,0 +1,21 @@
+"""Step 4: entities and keyword terms of each fact (one spaCy pass over the batch)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memstore.ids import content_hash, new_id
+from memstore.pipeline.types import AddState
+
+
+def analyze_facts(state: AddState, rt: Any) -> AddState:
+    t0 = time.perf_counter()
+    for f in state.facts:
+        f.id = f.id or new_id()
+        f.hash = content_hash(f.text)
+    if state.facts:
+        for f, a in zip(state.facts, rt.nlp.analyze([f.text for f in state.facts])):
+            f.entities = a.entities
+            f.terms = dict(a.terms)
+    state.timings["nlp"] = time.perf_counter() - t0
+    return state

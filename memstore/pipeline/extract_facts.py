@@ -1,0 +1,34 @@
+"""Step 3: ONE extractor call (or, with infer=False, the messages themselves become memories)."""
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from memstore.pipeline.types import AddState, Extraction, Fact
+
+
+def speaker_name(state: AddState) -> str:
+    """Display name for the user: a message's `name`, else a name-like user_id, else 'User'."""
+    for m in state.messages:
+        if m.role == "user" and m.name:
+            return m.name
+    uid = state.scope.user_id or ""
+    return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else "User"
+
+
+def extract_facts(state: AddState, rt: Any) -> AddState:
+    t0 = time.perf_counter()
+    if not state.infer:
+        facts = [Fact(text=m.content.strip(), attributed_to=m.name or (speaker_name(state) if m.role == "user" else m.role),
+                      role=m.role, source_message_ids=[m.id], valid_from=m.created_at)
+                 for m in state.messages if m.content.strip()]
+        state.extraction = Extraction(status="ok" if facts else "empty", facts=facts, extractor="none")
+    else:
+        ex = rt.extractor
+        kwargs = {"recent": state.context_messages} if ex.name == "llm" else {}
+        state.extraction = ex.extract(state.messages, state.context_memories, speaker=speaker_name(state),
+                                      prompt=state.prompt, **kwargs)
+    state.facts = list(state.extraction.facts)
+    state.timings["llm"] = time.perf_counter() - t0
+    return state

@@ -1,0 +1,33 @@
+"""Step 2: recent messages of the scope and the stored memories most related to the new ones."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memstore.pipeline.types import AddState, ContextMemory, Message
+from memstore.store.database import registered, vectors_table
+
+
+def gather_context(state: AddState, rt: Any) -> AddState:
+    if not state.infer:
+        return state
+    t0 = time.perf_counter()
+    cfg, db = rt.config, rt.db
+    if cfg.context_messages > 0:
+        rows = db.dicts("queries/recent_messages", {"scope_key": state.scope.key, "n": cfg.context_messages})
+        state.context_messages = [Message(r["role"], r["content"], r["name"], r["created_at"], r["id"]) for r in rows]
+    # Related memories are for the LLM's links and supersession; the heuristic extractor needs none.
+    if cfg.context_memories > 0 and cfg.llm.provider != "heuristic":
+        has_any = db.scalar("SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ? LIMIT 1)",
+                            [state.scope.key])
+        if has_any:
+            text = "\n".join(m.content for m in state.messages)[:4000]
+            t1 = time.perf_counter()
+            vec = rt.embedder.embed([text])
+            state.timings["embed"] = state.timings.get("embed", 0.0) + time.perf_counter() - t1
+            with registered(db, "qvec", vectors_table(vec, db.dim)):
+                rows = db.dicts("queries/related_memories", {"scope_key": state.scope.key,
+                                                              "n": cfg.context_memories})
+            state.context_memories = [ContextMemory(f"m{i + 1}", r["id"], r["memory"]) for i, r in enumerate(rows)]
+    state.timings["context"] = time.perf_counter() - t0
+    return state

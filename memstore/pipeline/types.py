@@ -1,0 +1,93 @@
+"""Data passed between pipeline steps."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memstore.identity import Scope
+
+
+@dataclass
+class Message:
+    """One chat message as given to `add` (or read from an export)."""
+
+    role: str
+    content: str
+    name: str | None = None
+    created_at: dt.datetime | None = None
+    id: str | None = None
+    source_file: str | None = None
+    source_conversation: str | None = None
+    source_message_id: str | None = None
+
+
+@dataclass
+class ContextMemory:
+    """A stored memory shown to the extractor under a short id (m1, m2, ...)."""
+
+    short_id: str
+    id: str
+    memory: str
+    slot: str | None = None
+
+
+@dataclass
+class Fact:
+    """One fact returned by an extractor, and what the pipeline did with it."""
+
+    text: str
+    attributed_to: str | None = None
+    linked_ids: list[str] = field(default_factory=list)      # real memory ids (mapped from short ids)
+    supersedes: list[str] = field(default_factory=list)      # real memory ids this fact replaces
+    slot: str | None = None                                   # e.g. "lives_in" (truth maintenance)
+    source_message_ids: list[str] = field(default_factory=list)
+    role: str | None = None
+    valid_from: dt.datetime | None = None
+    # filled by later steps
+    id: str | None = None
+    hash: str | None = None
+    embedding: np.ndarray | None = None
+    outcome: str = "pending"                                  # added | duplicate | duplicate_in_batch
+    duplicate_of: str | None = None
+    entities: list[Any] = field(default_factory=list)
+    terms: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Extraction:
+    """What one extractor call produced."""
+
+    status: str                     # ok | empty | malformed | llm_error
+    facts: list[Fact]
+    extractor: str                  # llm | heuristic | none
+    model: str | None = None
+    prompt_version: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    latency_ms: float = 0.0
+
+
+@dataclass
+class AddState:
+    """Everything one `add` call knows; each step reads and extends it."""
+
+    scope: Scope
+    messages: list[Message]
+    metadata: dict[str, Any]
+    infer: bool
+    actor_id: str | None = None
+    timestamp: dt.datetime | None = None
+    expiration_date: dt.datetime | None = None
+    prompt: str | None = None
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    context_messages: list[Message] = field(default_factory=list)
+    context_memories: list[ContextMemory] = field(default_factory=list)
+    extraction: Extraction | None = None
+    run_id_: str | None = None      # extraction run id
+    facts: list[Fact] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert
+    results: list[dict[str, Any]] = field(default_factory=list)

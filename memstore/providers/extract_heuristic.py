@@ -1,0 +1,126 @@
+"""Offline heuristic extractor — a spaCy-based FALLBACK, not an LLM.
+
+It turns first-person statements of the user ("I'm vegetarian and I live in Boston") into short
+third-person facts ("Alice is vegetarian", "Alice lives in Boston") attributed to the speaker.
+Questions, greetings and sentences without a first-person subject are skipped.
+
+>>> from memstore.providers.nlp import SpacyNLP
+>>> from memstore.pipeline.types import Message
+>>> ex = HeuristicExtractor(SpacyNLP())
+>>> [f.text for f in ex.extract([Message("user", "Hi! I'm vegetarian and I live in Boston.")], [], speaker="Alice").facts]
+['Alice is vegetarian', 'Alice lives in Boston']
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+
+from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
+
+PROMPT_VERSION = "heuristic-1"
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE = re.compile(r",?\s+(?:and|but|so|because)\s+(?=I\b|I'|my\b|My\b)|;\s*")
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|my|My|me|mine)\b")
+_GREETING = re.compile(r"^(hi|hello|hey|thanks|thank you|ok|okay|sure|yes|no|bye|good (morning|night|evening))\b",
+                       re.IGNORECASE)
+_IRREGULAR = {"be": "is", "am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes",
+              "'d": "would", "'ll": "will", "was": "was", "were": "was"}
+
+
+def _third_person(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if re.search(r"(s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+class HeuristicExtractor:
+    """Rule-based fact extraction from the user's first-person sentences."""
+
+    name = "heuristic"
+
+    def __init__(self, nlp) -> None:  # noqa: ANN001 - SpacyNLP
+        self.nlp = nlp.nlp
+
+    def extract(self, messages: Sequence[Message], context: Sequence[ContextMemory], *,
+                speaker: str, prompt: str | None = None) -> Extraction:
+        start = time.perf_counter()
+        facts: list[Fact] = []
+        seen: set[str] = set()
+        for msg in messages:
+            if msg.role != "user" or not msg.content:
+                continue
+            who = msg.name or speaker
+            for clause in self._clauses(msg.content):
+                text = self._rewrite(clause, who)
+                if text and text.lower() not in seen:
+                    seen.add(text.lower())
+                    facts.append(Fact(text=text, attributed_to=who, role="user",
+                                      source_message_ids=[msg.id] if msg.id else [],
+                                      valid_from=msg.created_at))
+        return Extraction(status="ok" if facts else "empty", facts=facts, extractor="heuristic",
+                          model="heuristic", prompt_version=PROMPT_VERSION,
+                          latency_ms=(time.perf_counter() - start) * 1000)
+
+    @staticmethod
+    def _clauses(text: str) -> list[str]:
+        out = []
+        for sent in _SENTENCE.split(text.strip()):
+            sent = sent.strip()
+            if not sent or sent.endswith("?") or _GREETING.match(sent) and len(sent.split()) <= 3:
+                continue
+            for clause in _CLAUSE.split(sent):
+                clause = clause.strip(" ,.!;:-")
+                clause = _GREETING.sub("", clause).strip(" ,.!;:-") if _GREETING.match(clause) else clause
+                if len(clause.split()) >= 2 and _FIRST_PERSON.search(clause):
+                    out.append(clause)
+        return out
+
+    def _rewrite(self, clause: str, who: str) -> str | None:
+        doc = self.nlp(clause)
+        toks = list(doc)
+        parts: list[str] = []
+        subject_seen = False
+        i = 0
+        while i < len(toks):
+            tok = toks[i]
+            low = tok.text.lower()
+            ws = tok.whitespace_
+            if low == "i":
+                parts.append(who + ws)
+                subject_seen = True
+                # conjugate the verb (or auxiliary) that follows the subject
+                if i + 1 < len(toks):
+                    nxt = toks[i + 1]
+                    if nxt.tag_ in ("VBP", "MD") or nxt.text.lower() in _IRREGULAR:
+                        word = nxt.text
+                        conj = word if nxt.tag_ == "MD" and word.lower() not in _IRREGULAR else _third_person(word)
+                        if word.startswith("'"):
+                            parts[-1] = who + " "
+                        # "I don't" -> "Alice doesn't"
+                        parts.append(conj + nxt.whitespace_)
+                        i += 2
+                        continue
+            elif low in ("my", "mine"):
+                parts.append(f"{who}'s" + ws)
+            elif low == "me":
+                parts.append(who + ws)
+            elif low == "myself":
+                parts.append(who + ws)
+            elif low == "n't":
+                parts.append("n't" + ws)
+            else:
+                parts.append(tok.text + ws)
+            i += 1
+        text = "".join(parts).strip(" .,!;")
+        text = text.replace("doesn't", "doesn't").replace("does n't", "doesn't").replace(" n't", "n't")
+        if not subject_seen and not text.startswith(f"{who}'s"):
+            return None
+        if len(text.split()) < 2:
+            return None
+        return text[0].upper() + text[1:]

@@ -1,0 +1,34 @@
+"""Build providers from config sections."""
+from __future__ import annotations
+
+from typing import Any
+
+from memstore.config import EmbedderConfig, LLMConfig
+
+
+def build_embedder(cfg: EmbedderConfig) -> Any:
+    """Embedder for the config: `local` (bundled ONNX MiniLM), `openai`, or `hashing` (tests)."""
+    if cfg.provider == "local":
+        from memstore.providers.embed_local import LocalEmbedder
+
+        return LocalEmbedder(batch_size=cfg.batch_size)
+    if cfg.provider == "openai":
+        from memstore.providers.embed_openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(model=cfg.model, dims=cfg.dims, base_url=cfg.base_url, api_key=cfg.api_key,
+                              batch_size=cfg.batch_size, timeout=cfg.timeout, max_retries=cfg.max_retries)
+    from memstore.providers.embed_hashing import HashingEmbedder
+
+    return HashingEmbedder(dim=cfg.dims or 384)
+
+
+def build_extractor(cfg: LLMConfig, nlp: Any) -> Any:
+    """The fact extractor: the OpenAI-compatible LLM, or the offline heuristic fallback."""
+    if cfg.provider == "openai":
+        from memstore.providers.extract_llm import LLMExtractor
+
+        return LLMExtractor(model=cfg.model, base_url=cfg.base_url, api_key=cfg.api_key, timeout=cfg.timeout,
+                            max_retries=cfg.max_retries, temperature=cfg.temperature, json_mode=cfg.json_mode)
+    from memstore.providers.extract_heuristic import HeuristicExtractor
+
+    return HeuristicExtractor(nlp)

@@ -1,0 +1,1 @@
+"""The read path: filters, candidate generation (semantic ∪ keyword ∪ entity), fusion, explain."""

@@ -1,0 +1,130 @@
+"""Compile mem0-style filters to SQL through sqlglot; every user value is a bound parameter.
+
+>>> sql, params, scope = compile_filters({"user_id": "alice", "topic": {"in": ["food", "travel"]}})
+>>> sql
+'m.user_id = $f0 AND LIST_CONTAINS($f2, JSON_EXTRACT_STRING(m.metadata, $f1))'
+>>> params
+{'f0': 'alice', 'f1': 'topic', 'f2': ['food', 'travel']}
+>>> compile_filters({"topic": "food"})
+Traceback (most recent call last):
+...
+memstore.errors.FilterError: filters need at least one identity key at the top level — add {"user_id": ...} (or agent_id / run_id): search never runs across users
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from memstore.errors import FilterError
+from memstore.identity import IDENTITY_KEYS
+
+OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "icontains")
+COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
+
+
+class _Compiler:
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+        self.params: dict[str, Any] = {}
+
+    def param(self, value: Any) -> exp.Expression:
+        name = f"f{len(self.params)}"
+        self.params[name] = value
+        return exp.Placeholder(this=name)
+
+    def field(self, key: str, numeric: bool) -> exp.Expression:
+        if key in COLUMN_KEYS:
+            return exp.column(key, table=self.alias)
+        if not isinstance(key, str) or not key:
+            raise FilterError(f"filter key {key!r} is not a non-empty string")
+        value = exp.func("json_extract_string", exp.column("metadata", table=self.alias), self.param(key))
+        return exp.TryCast(this=value, to=exp.DataType.build("DOUBLE")) if numeric else value
+
+    def condition(self, key: str, spec: Any) -> exp.Expression:
+        if not isinstance(spec, dict):
+            spec = {"eq": spec}
+        if not spec:
+            raise FilterError(f"filter on {key!r} has no operator", hint=f"use one of {', '.join(OPERATORS)}")
+        parts = []
+        for op, value in spec.items():
+            if op not in OPERATORS:
+                raise FilterError(f"unknown filter operator {op!r} on {key!r}",
+                                  hint=f"use one of {', '.join(OPERATORS)}", key=key, operator=op)
+            numeric = op in ("gt", "gte", "lt", "lte") and isinstance(value, (int, float)) and not isinstance(value, bool)
+            col = self.field(key, numeric)
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            if op in ("in", "nin"):
+                if not isinstance(value, (list, tuple)):
+                    raise FilterError(f"operator {op!r} on {key!r} needs a list, got {type(value).__name__}")
+                items = [v if isinstance(v, str) else _scalar(v) for v in value]
+                cond: exp.Expression = exp.func("list_contains", self.param(items), col)
+                parts.append(exp.Not(this=exp.func("coalesce", cond, exp.false())) if op == "nin" else cond)
+                continue
+            if value is not None and not isinstance(value, (str, int, float)):
+                raise FilterError(f"filter value for {key!r} must be a string or number, got {type(value).__name__}")
+            p = self.param(value if numeric or value is None or isinstance(value, str) else _scalar(value))
+            if op == "eq":
+                parts.append(exp.Is(this=col, expression=exp.null()) if value is None else exp.EQ(this=col, expression=p))
+            elif op == "ne":
+                parts.append(exp.NullSafeNEQ(this=col, expression=p))
+            elif op in ("gt", "gte", "lt", "lte"):
+                cls = {"gt": exp.GT, "gte": exp.GTE, "lt": exp.LT, "lte": exp.LTE}[op]
+                parts.append(cls(this=col, expression=p))
+            elif op == "contains":
+                parts.append(exp.func("contains", col, p))
+            else:
+                parts.append(exp.func("contains", exp.Lower(this=col), exp.Lower(this=p)))
+        return exp.and_(*parts) if len(parts) > 1 else parts[0]
+
+    def tree(self, filters: Any) -> exp.Expression | None:
+        if not isinstance(filters, dict):
+            raise FilterError(f"filters must be a dict, got {type(filters).__name__}")
+        parts = []
+        for key, spec in filters.items():
+            if key in ("AND", "OR"):
+                if not isinstance(spec, list) or not spec:
+                    raise FilterError(f"{key} needs a non-empty list of filter dicts")
+                subs = [self.tree(s) for s in spec]
+                subs = [s for s in subs if s is not None]
+                if subs:
+                    parts.append(exp.and_(*subs) if key == "AND" else exp.Paren(this=exp.or_(*subs)))
+            elif key == "NOT":
+                sub = self.tree(spec)
+                if sub is not None:
+                    parts.append(exp.Not(this=exp.func("coalesce", exp.Paren(this=sub), exp.false())))
+            else:
+                parts.append(self.condition(key, spec))
+        return exp.and_(*parts) if parts else None
+
+
+def _scalar(v: Any) -> str:
+    return str(v)
+
+
+def scope_of(filters: dict[str, Any] | None) -> dict[str, str]:
+    """Identity keys given as plain equality at the top level: the tenant boundary."""
+    out = {}
+    for k in IDENTITY_KEYS:
+        v = (filters or {}).get(k)
+        if isinstance(v, dict) and set(v) == {"eq"}:
+            v = v["eq"]
+        if isinstance(v, str) and v:
+            out[k] = v
+    return out
+
+
+def compile_filters(filters: dict[str, Any] | None, *, alias: str = "m",
+                    require_scope: bool = True) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """Filters → (SQL boolean expression, parameters, scope). The scope (top-level identity
+    equalities) is always ANDed, so OR/NOT branches can never widen it to another user."""
+    filters = filters or {}
+    scope = scope_of(filters)
+    if require_scope and not scope:
+        raise FilterError("filters need at least one identity key at the top level",
+                          hint='add {"user_id": ...} (or agent_id / run_id): search never runs across users')
+    c = _Compiler(alias)
+    tree = c.tree(filters)
+    sql = tree.sql(dialect="duckdb") if tree is not None else "TRUE"
+    return sql, c.params, scope

@@ -1,0 +1,39 @@
+"""The services a Memory runs on: database, embedder, NLP and extractor, built once from config."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstore.config import MemoryConfig
+from memstore.store.database import Database
+
+
+@dataclass
+class Runtime:
+    config: MemoryConfig
+    db: Database
+    embedder: Any
+    _nlp: Any = None
+    _extractor: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def nlp(self) -> Any:
+        with self._lock:
+            if self._nlp is None:
+                from memstore.providers.nlp import SpacyNLP
+
+                self._nlp = SpacyNLP(self.config.nlp.model, self.config.nlp.disable)
+            return self._nlp
+
+    @property
+    def extractor(self) -> Any:
+        if self._extractor is None:
+            from memstore.providers.factory import build_extractor
+
+            nlp = self.nlp if self.config.llm.provider == "heuristic" else None
+            with self._lock:
+                if self._extractor is None:
+                    self._extractor = build_extractor(self.config.llm, nlp)
+        return self._extractor

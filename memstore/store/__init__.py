@@ -1,0 +1,1 @@
+"""DuckDB storage: connection, schema migrations, named SQL, transactions."""

@@ -1,0 +1,203 @@
+"""One DuckDB database per store. Every statement runs through `Database.run`, which names it,
+times it and attaches SQL and parameters to the error it raises.
+
+>>> db = Database(":memory:", dim=4, embedder="test")
+>>> db.scalar("SELECT count(*) FROM memories")
+0
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+
+from memstore.errors import QueryError, StoreMismatchError, StoreWriteError
+from memstore.store.extensions import load_extension
+from memstore.store.sqlfiles import load_sql, migration_files
+
+log = logging.getLogger("memstore.store")
+
+
+class InjectedFault(RuntimeError):
+    """Raised at a named fault point (tests use it to prove rollbacks)."""
+
+
+class Database:
+    """A DuckDB file with memstore's schema, thread-local cursors and one write lock."""
+
+    def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        self._con = duckdb.connect(self.path, read_only=read_only)
+        self._local = threading.local()
+        self.write_lock = threading.RLock()
+        self.faults: set[str] = set()          # names of fault points that raise (tests only)
+        self.trace: Callable[[str, str, Any, float], None] | None = None
+        self.has_vss = load_extension(self._con, "vss")
+        self.has_fts = load_extension(self._con, "fts")
+        if not read_only:
+            self._migrate(dim)
+        self.dim = self._check_meta(dim, embedder)
+
+    # -- connection -----------------------------------------------------------------------------
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cur = cur
+        return cur
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._con.close()
+
+    # -- schema ---------------------------------------------------------------------------------
+    def _migrate(self, dim: int) -> None:
+        con = self._con
+        con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    "name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)")
+        done = {r[0] for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
+        for version, name, path in migration_files():
+            if version in done:
+                continue
+            sql = path.read_text(encoding="utf-8").replace("{dim}", str(int(dim)))
+            con.execute("BEGIN")
+            try:
+                con.execute(sql)
+                con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, name])
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+            log.info("applied migration %s", name)
+
+    def _check_meta(self, dim: int, embedder: str) -> int:
+        meta = dict(self._con.execute("SELECT key, value FROM store_meta").fetchall())
+        if not meta:
+            if self.read_only:
+                return dim
+            self._con.executemany("INSERT INTO store_meta VALUES (?, ?)",
+                                  [["dim", str(dim)], ["embedder", embedder]])
+            return dim
+        stored_dim = int(meta["dim"])
+        if stored_dim != dim:
+            raise StoreMismatchError(
+                f"store {self.path} holds {stored_dim}-d embeddings from {meta.get('embedder')!r}; "
+                f"the configured embedder {embedder!r} gives {dim}-d",
+                hint="open it with the embedder it was built with, or export and re-import with the new one")
+        return stored_dim
+
+    def meta(self, key: str) -> str | None:
+        row = self.con.execute("SELECT value FROM store_meta WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
+
+    # -- statements -----------------------------------------------------------------------------
+    def run(self, name: str, params: Any = None, *, sql: str | None = None) -> duckdb.DuckDBPyConnection:
+        """Execute the named SQL file (or `sql`) with parameters; errors carry name, SQL and params."""
+        text = sql if sql is not None else load_sql(name)
+        start = time.perf_counter()
+        try:
+            cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
+        except duckdb.Error as exc:
+            raise QueryError(name, text, params, exc) from exc
+        if self.trace is not None:
+            self.trace(name, text, params, time.perf_counter() - start)
+        return cur
+
+    def rows(self, name: str, params: Any = None, *, sql: str | None = None) -> list[tuple]:
+        return self.run(name, params, sql=sql).fetchall()
+
+    def dicts(self, name: str, params: Any = None, *, sql: str | None = None) -> list[dict[str, Any]]:
+        cur = self.run(name, params, sql=sql)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        row = self.run("scalar", params, sql=sql).fetchone()
+        return row[0] if row else None
+
+    def arrow(self, name: str, params: Any = None, *, sql: str | None = None) -> pa.Table:
+        return self.run(name, params, sql=sql).fetch_arrow_table()
+
+    def frame(self, name: str, params: Any = None, *, sql: str | None = None) -> pl.DataFrame:
+        return pl.from_arrow(self.arrow(name, params, sql=sql))  # type: ignore[return-value]
+
+    def insert_arrow(self, table: str, data: pa.Table) -> None:
+        """Append an Arrow table (columns named as the target's) — vectors cross as Arrow, not lists."""
+        if data.num_rows == 0:
+            return
+        self.checkpoint(f"write:{table}")
+        view = f"_ins_{table}_{threading.get_ident()}"
+        con = self.con
+        con.register(view, data)
+        try:
+            cols = ", ".join(f'"{c}"' for c in data.column_names)
+            sql = f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM "{view}"'
+            try:
+                con.execute(sql)
+            except duckdb.Error as exc:
+                raise QueryError(f"write:{table}", sql, None, exc) from exc
+        finally:
+            con.unregister(view)
+
+    # -- transactions ---------------------------------------------------------------------------
+    def checkpoint(self, point: str) -> None:
+        """A named fault point: raises InjectedFault when a test asked for it."""
+        if point in self.faults:
+            raise InjectedFault(f"injected fault at {point}")
+
+    @contextlib.contextmanager
+    def transaction(self, step: str = "commit") -> Iterator[duckdb.DuckDBPyConnection]:
+        """BEGIN … COMMIT under the write lock; any error rolls everything back and raises
+        StoreWriteError naming the failed step."""
+        with self.write_lock:
+            con = self.con
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                self.checkpoint("commit")
+                con.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(Exception):
+                    con.execute("ROLLBACK")
+                if isinstance(exc, StoreWriteError):
+                    raise
+                failed = exc.name if isinstance(exc, QueryError) else step
+                if isinstance(exc, InjectedFault):
+                    failed = str(exc).removeprefix("injected fault at ")
+                raise StoreWriteError(failed, exc) from exc
+
+
+def vectors_table(vectors, dim: int, **columns) -> pa.Table:  # noqa: ANN001
+    """Arrow table with an `embedding` FLOAT[dim] column (plus extra columns) from a 2-D array."""
+    import numpy as np
+
+    arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32).reshape(-1, dim))
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1), type=pa.float32()), dim)
+    data = {k: v for k, v in columns.items()}
+    data["embedding"] = emb
+    return pa.table(data)
+
+
+@contextlib.contextmanager
+def registered(db: Database, name: str, table: pa.Table) -> Iterator[None]:
+    """Make an Arrow table visible to SQL as `name` on this thread's cursor."""
+    con = db.con
+    con.register(name, table)
+    try:
+        yield
+    finally:
+        con.unregister(name)

@@ -1,0 +1,1 @@
+"""Test helpers for memstore (scripted OpenAI-compatible server, etc.)."""

@@ -1,0 +1,40 @@
+"""Time parsing: all times are stored as naive UTC timestamps.
+
+>>> parse_time("2023-05-10T14:00")
+datetime.datetime(2023, 5, 10, 14, 0)
+>>> parse_time("1:56 pm on 8 May, 2023")
+datetime.datetime(2023, 5, 8, 13, 56)
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from memstore.errors import MemstoreError
+
+_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
+
+
+class TimeParseError(MemstoreError, ValueError):
+    """A timestamp could not be read."""
+
+
+def parse_time(value: object, what: str = "timestamp") -> dt.datetime:
+    """datetime, date, epoch seconds or an ISO-8601 / LoCoMo-style string → naive UTC datetime."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return dt.datetime.fromtimestamp(float(value), dt.timezone.utc).replace(tzinfo=None)
+    if isinstance(value, str):
+        s = value.strip()
+        try:
+            return parse_time(dt.datetime.fromisoformat(s.replace("Z", "+00:00")), what)
+        except ValueError:
+            pass
+        for fmt in _FORMATS:
+            try:
+                return dt.datetime.strptime(s, fmt)
+            except ValueError:
+                continue
+    raise TimeParseError(f"cannot read {what} {value!r}", hint="use ISO-8601, e.g. 2023-05-10T14:00")
