@@ -18,6 +18,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from memstore.api.analysis import AnalysisAPI
+from memstore.api.governance import GovernanceAPI
+from memstore.api.ingest import IngestAPI
+from memstore.api.truth import TruthAPI
 from memstore.config import MemoryConfig
 from memstore.errors import IdentityError, NotFoundError
 from memstore.identity import IDENTITY_KEYS, Scope, check_metadata
@@ -41,7 +45,7 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-class Memory:
+class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
     """Long-term memory in one DuckDB file.
 
     `Memory()` opens ./data/memstore.duckdb with offline models; `Memory("runs/a.duckdb")` another
