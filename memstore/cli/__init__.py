@@ -1,0 +1,56 @@
+"""`memstore` command line: thin commands over the library; errors become advice.
+
+Each feature area registers its subcommands in its own module (core, truth, governance, ingest,
+analysis); `main` only builds the parser and turns exceptions into messages.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any
+
+from memstore.errors import MemstoreError
+
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis")
+
+
+def add_store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=None,
+                   help="store path (default: $MEMSTORE_PATH, else ./data/memstore.duckdb)")
+
+
+def open_memory(args: argparse.Namespace, **config: Any):  # noqa: ANN201
+    """Open the store named by --store / MEMSTORE_PATH / the default."""
+    from memstore import Memory
+
+    path = getattr(args, "store", None) or os.environ.get("MEMSTORE_PATH")
+    return Memory(path, config=config or None)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memstore", description="Long-term memory for AI agents in one DuckDB file.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"memstore.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except MemstoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; what was committed stays committed", file=sys.stderr)
+        return 130

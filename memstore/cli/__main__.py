@@ -1,0 +1,5 @@
+import sys
+
+from memstore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,144 @@
+"""Core subcommands: add, search, list, get, history, delete, delete-all."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from memstore.cli import add_store_arg, open_memory
+
+
+def _scope_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--user", dest="user_id", help="user id")
+    p.add_argument("--agent", dest="agent_id", help="agent id")
+    p.add_argument("--run", dest="run_id", help="run / session id")
+
+
+def _scope(args: argparse.Namespace) -> dict:
+    return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
+
+
+def _print_memories(results: list[dict], as_json: bool, empty_hint: str) -> None:
+    if as_json:
+        print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+        return
+    if not results:
+        print(empty_hint, file=sys.stderr)
+        return
+    for r in results:
+        score = f"{r['score']:.3f}  " if "score" in r else ""
+        status = "" if r.get("status", "current") == "current" else f"  [{r['status']}]"
+        print(f"{score}{r['id']}  {r['memory']}{status}")
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        out = m.add(args.text, infer=not args.raw, **_scope(args))
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        for r in out["results"]:
+            print(f"{r['event']:<9} {r['id']}  {r['memory']}")
+        ex = out["extraction"]
+        if not out["results"]:
+            print(f"nothing new stored (extraction {ex['status']}, {ex['deduplicated']} duplicate(s))", file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    with open_memory(args) as m:
+        out = m.search(args.query, filters=scope, top_k=args.top_k)
+    who = ", ".join(f"{k}={v}" for k, v in scope.items())
+    _print_memories(out["results"], args.json, f"no memories match for {who} — add some with "
+                    f"`memstore add \"...\" --user {scope.get('user_id', 'NAME')}` or `memstore ingest FILE`")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    with open_memory(args) as m:
+        out = m.get_all(filters=scope, top_k=args.limit, include_superseded=args.all, show_expired=args.all)
+    who = ", ".join(f"{k}={v}" for k, v in scope.items())
+    _print_memories(out["results"], args.json, f"{who} has no memories yet — ingest a chat export with "
+                    f"`memstore ingest FILE --user {scope.get('user_id', 'NAME')}`")
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        rec = m.get(args.id)
+    if rec is None:
+        print(f"error: no memory with id {args.id!r} — list ids with `memstore list --user NAME`", file=sys.stderr)
+        return 1
+    print(json.dumps(rec, indent=2, ensure_ascii=False, default=str))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        rows = m.history(args.id)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+    elif not rows:
+        print(f"no history for {args.id!r}", file=sys.stderr)
+        return 1
+    for r in rows:
+        change = f"{r['old_memory'] or ''} -> {r['new_memory'] or ''}".strip(" ->")
+        print(f"{r['created_at']}  {r['event']:<9} {change}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        out = m.delete(args.id)
+    print(out["message"])
+    return 0
+
+
+def cmd_delete_all(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    if not args.yes:
+        print("refusing without --yes: this deletes every memory of " + ", ".join(f"{k}={v}" for k, v in scope.items()),
+              file=sys.stderr)
+        return 2
+    with open_memory(args) as m:
+        print(m.delete_all(**scope)["message"])
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("add", help="remember facts from a message")
+    p.add_argument("text", help="the message, e.g. \"I'm vegetarian\"")
+    p.add_argument("--raw", action="store_true", help="store the text itself (infer=False)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("search", help="search a scope's memories")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("list", help="list a scope's memories (newest first)")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--all", action="store_true", help="include superseded and expired memories")
+    p.add_argument("--json", action="store_true")
+    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("get", help="show one memory as JSON")
+    p.add_argument("id")
+    add_store_arg(p), p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("history", help="events of one memory")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    add_store_arg(p), p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("delete", help="delete one memory")
+    p.add_argument("id")
+    add_store_arg(p), p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("delete-all", help="delete every memory of a scope")
+    p.add_argument("--yes", action="store_true", help="confirm")
+    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_delete_all)

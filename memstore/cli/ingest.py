@@ -1,0 +1,8 @@
+"""`memstore` subcommands for the ingest area."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this area's subcommands to the parser."""
