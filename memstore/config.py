@@ -59,6 +59,24 @@ class NLPConfig:
 
 
 @dataclass
+class SearchConfig:
+    """Hybrid retrieval knobs (see sql/queries/fuse_scores.sql for the formula).
+
+    Fused score = (w_semantic*semantic + w_keyword*keyword + w_entity*entity + w_recency*recency)
+    / (sum of weights); every signal is in [0, 1], so the score is in [0, 1]."""
+
+    w_semantic: float = 0.6
+    w_keyword: float = 0.25
+    w_entity: float = 0.15
+    w_recency: float = 0.0
+    candidate_k: int = 100         # per channel, before fusion
+    k1: float = 1.2                # BM25
+    b: float = 0.75                # BM25
+    hub_damping: float = 0.0       # extra mem0-style damping 1 / (1 + hub_damping * (degree - 1)^2); idf damping is always on
+    half_life_days: float = 30.0   # recency
+
+
+@dataclass
 class MemoryConfig:
     """Everything a Memory needs. Build from a dict with `MemoryConfig.from_dict`."""
 
@@ -66,11 +84,13 @@ class MemoryConfig:
     llm: LLMConfig = field(default_factory=LLMConfig)
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     nlp: NLPConfig = field(default_factory=NLPConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
     messages_kept: int | None = 10          # per scope; None keeps every message
     context_messages: int = 10              # recent messages shown to the extractor
     context_memories: int = 10              # related memories shown to the extractor
     dedupe_similarity: float = 0.97         # cosine at/above which a new fact duplicates a stored one
     history: Literal["full", "redacted", "off"] = "full"
+    slot_supersession: Literal["heuristic", "always", "off"] = "heuristic"  # same subject+slot: newer replaces older
     top_k: int = 20
     threshold: float | None = None          # minimum fused score for search results
     read_only: bool = False
@@ -97,7 +117,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
             where = prefix.rstrip(".") or "config"
             raise ConfigError(f"unknown config key {prefix + key!r}",
                               hint=f"known keys in {where!r}: {', '.join(sorted(fields))}", key=prefix + key)
-        sub = {"llm": LLMConfig, "embedder": EmbedderConfig, "nlp": NLPConfig}.get(key) if cls is MemoryConfig else None
+        sub = {"llm": LLMConfig, "embedder": EmbedderConfig, "nlp": NLPConfig,
+               "search": SearchConfig}.get(key) if cls is MemoryConfig else None
         if sub is not None:
             value = value if isinstance(value, sub) else _build(sub, value, prefix=f"{key}.")
         kwargs[key] = value
@@ -108,7 +129,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
 
 def _validate(obj: Any, prefix: str) -> None:
     choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "openai", "hashing")},
-               "history": {MemoryConfig: ("full", "redacted", "off")}}
+               "history": {MemoryConfig: ("full", "redacted", "off")},
+               "slot_supersession": {MemoryConfig: ("heuristic", "always", "off")}}
     for name, per_cls in choices.items():
         allowed = per_cls.get(type(obj))
         if allowed and getattr(obj, name) not in allowed:

@@ -16,6 +16,7 @@ import datetime as dt
 import os
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 
 from memstore.api.analysis import AnalysisAPI
@@ -173,7 +174,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         where, params, _ = compile_filters(filters)
         vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired,
                              as_of=as_of is not None)
-        params.update(now=_now(), limit=int(top_k))
+        params["limit"] = int(top_k)
+        if "$now" in vis:  # DuckDB rejects unused named parameters (e.g. include_superseded + show_expired)
+            params["now"] = _now()
         if as_of is not None:
             params["as_of"] = parse_time(as_of, "as_of")
         sql = load_sql("queries/get_all").replace("/*WHERE*/", f"({where}) AND {vis}")
@@ -182,16 +185,60 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
     def search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, top_k: int | None = None,
                threshold: float | None = None, explain: bool = False, include_superseded: bool = False,
-               show_expired: bool = False, as_of: Any = None, rerank: bool = False) -> dict[str, Any]:
-        """Ranked memories for `query` within the filtered scope (identity required).
-        See memstore.retrieval.search for the scoring."""
+               show_expired: bool = False, as_of: Any = None, rerank: bool = False,
+               channels: tuple[str, ...] = ("semantic", "keyword", "entity"),
+               weights: dict[str, float] | None = None) -> dict[str, Any]:
+        """Ranked memories for `query` within the filtered scope (an identity key is required).
+
+        Candidates come from three channels — semantic (exact cosine over the scope), keyword
+        (BM25 over lemmas) and entity (memories linked to entities the query names) — and are
+        fused in SQL (sql/queries/fuse_scores.sql). Scores are in [0, 1]; `threshold` drops results
+        below it. `explain=True` adds each result's per-signal scores and recalling channels.
+        `rerank=True` applies `memory.reranker(query, results) -> scores` (fused order on failure).
+
+        >>> # m.search("what does alice eat?", filters={"user_id": "alice"}, top_k=5)
+        """
         from memstore.retrieval.search import run_search
 
         filters = _merge_identity(filters, user_id, agent_id, run_id)
         return run_search(self._rt, query, filters=filters, top_k=top_k or self.config.top_k,
                           threshold=self.config.threshold if threshold is None else threshold,
                           explain=explain, include_superseded=include_superseded, show_expired=show_expired,
-                          as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank)
+                          as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
+                          channels=tuple(channels), weights=weights)
+
+    def explain_search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
+                       agent_id: str | None = None, run_id: str | None = None, limit: int = 1000,
+                       **kwargs: Any) -> "pl.DataFrame":
+        """The whole candidate table of a search as a Polars frame: one row per candidate with
+        semantic / keyword / bm25 / entity / recency / score, the channels that recalled it
+        (by_semantic, by_keyword, by_entity), its text and status, ranked."""
+        from memstore.retrieval.search import explain_frame
+
+        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        if "as_of" in kwargs and kwargs["as_of"] is not None:
+            kwargs["as_of"] = parse_time(kwargs["as_of"], "as_of")
+        return explain_frame(self._rt, query, filters=filters, limit=limit, **kwargs)
+
+    def search_all(self, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
+                   exact: bool = False, include_superseded: bool = False,
+                   show_expired: bool = False) -> dict[str, Any]:
+        """ANALYSTS ONLY: semantic search across every scope on the HNSW index (built on first use,
+        persisted with the store). `where` takes the same filter syntax as search but needs no
+        identity; `exact=True` scans instead (ground truth). Agents must use `search`."""
+        from memstore.retrieval.search_all import run_search_all
+
+        return run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
+                              include_superseded=include_superseded, show_expired=show_expired)
+
+    @property
+    def reranker(self) -> Any:
+        """Optional callable (query, results) -> list of scores, used by search(rerank=True)."""
+        return self._rt.reranker
+
+    @reranker.setter
+    def reranker(self, fn: Any) -> None:
+        self._rt.reranker = fn
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...)."""

@@ -14,6 +14,7 @@ class Runtime:
     config: MemoryConfig
     db: Database
     embedder: Any
+    reranker: Any = None
     _nlp: Any = None
     _extractor: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)

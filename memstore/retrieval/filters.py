@@ -128,3 +128,17 @@ def compile_filters(filters: dict[str, Any] | None, *, alias: str = "m",
     tree = c.tree(filters)
     sql = tree.sql(dialect="duckdb") if tree is not None else "TRUE"
     return sql, c.params, scope
+
+
+def posting_scope_sql(scope: dict[str, str], alias: str = "p") -> tuple[str, dict[str, Any]]:
+    """Identity equalities for a postings table (which carries user_id/agent_id/run_id).
+
+    >>> posting_scope_sql({"user_id": "alice"})
+    ('p.user_id = $ps_user_id', {'ps_user_id': 'alice'})
+    """
+    parts, params = [], {}
+    for key in IDENTITY_KEYS:
+        if key in scope:
+            parts.append(exp.EQ(this=exp.column(key, table=alias), expression=exp.Placeholder(this=f"ps_{key}")))
+            params[f"ps_{key}"] = scope[key]
+    return (exp.and_(*parts).sql(dialect="duckdb") if parts else "TRUE"), params

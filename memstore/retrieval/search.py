@@ -1,28 +1,143 @@
-"""search(): embed the query, scan the scope, rank. (Hybrid fusion: see fuse_scores.sql.)"""
+"""search(): recall through meaning, words and entities, fuse in SQL, optionally rerank.
+
+The scoring is in sql/queries/fuse_scores.sql (formula and ranges documented there):
+every signal is in [0, 1] and the fused score is a weighted mean with a fixed denominator, so
+`threshold` means the same thing for every query: a result needs fused score >= threshold.
+"""
 from __future__ import annotations
 
 import datetime as dt
+import time
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
+import polars as pl
+import pyarrow as pa
+
+from memstore.errors import MemstoreError
 from memstore.records import memory_record
-from memstore.retrieval.filters import compile_filters
+from memstore.retrieval.filters import compile_filters, posting_scope_sql
+from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
 
+CHANNELS = ("semantic", "keyword", "entity")
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
+                    include_superseded: bool = False, show_expired: bool = False, as_of: dt.datetime | None = None,
+                    channels: Sequence[str] = CHANNELS, weights: dict[str, float] | None = None,
+                    timings: dict[str, float] | None = None) -> pa.Table:
+    """Every candidate with its per-signal scores, channels and fused score (Arrow table)."""
+    bad = [c for c in channels if c not in CHANNELS]
+    if bad or not channels:
+        raise MemstoreError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
+    db, sc = rt.db, rt.config.search
+    timings = timings if timings is not None else {}
+    where, params, scope = compile_filters(filters)
+    posting_scope, scope_params = posting_scope_sql(scope)
+    params.update(scope_params)
+    vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
+    if as_of is not None:
+        params["as_of"] = as_of
+    t0 = time.perf_counter()
+    vec = rt.embedder.embed([query]) if "semantic" in channels else [[0.0] * db.dim]
+    t1 = time.perf_counter()
+    q = analyze_query(rt.nlp, query)
+    t2 = time.perf_counter()
+    w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency}
+    if weights:
+        unknown = set(weights) - set(w)
+        if unknown:
+            raise MemstoreError(f"unknown weight(s) {sorted(unknown)}", hint=f"use {', '.join(w)}")
+        w.update(weights)
+    for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
+        if ch not in channels:
+            w[ch] = 0.0
+    if sum(w.values()) <= 0:
+        raise MemstoreError("search weights sum to zero")
+    params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                  w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
+                  half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
+                  use_ent="entity" in channels, limit=int(limit))
+    ents = q.entity_ids
+    sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
+        .replace("/*POSTING_SCOPE*/", posting_scope)
+    with registered(db, "qvec", vectors_table(vec, db.dim)), \
+            registered(db, "qterms", pa.table({"term": pa.array(q.terms, pa.string())})), \
+            registered(db, "qents", pa.table({"entity_id": pa.array(list(ents), pa.string()),
+                                              "match": pa.array(list(ents.values()), pa.float64())})):
+        table = db.arrow("fuse_scores", params, sql=sql)
+    timings.update(embed=t1 - t0, analyze=t2 - t1, sql=time.perf_counter() - t2)
+    return table
+
 
 def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
                explain: bool, include_superseded: bool, show_expired: bool, as_of: dt.datetime | None,
-               rerank: bool) -> dict[str, Any]:
-    db = rt.db
-    where, params, _ = compile_filters(filters)
-    vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
-    params.update(now=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), limit=int(top_k))
-    if as_of is not None:
-        params["as_of"] = as_of
-    vec = rt.embedder.embed([query])
-    sql = load_sql("queries/search_semantic").replace("/*WHERE*/", f"({where}) AND {vis}")
-    with registered(db, "qvec", vectors_table(vec, db.dim)):
-        rows = db.dicts("search_semantic", params, sql=sql)
-    results = [memory_record(r, r["score"]) for r in rows if threshold is None or r["score"] >= threshold]
-    return {"results": results}
+               rerank: bool, channels: Sequence[str] = CHANNELS,
+               weights: dict[str, float] | None = None) -> dict[str, Any]:
+    if not isinstance(query, str) or not query.strip():
+        raise MemstoreError("search query is empty", hint="pass the text to search for")
+    timings: dict[str, float] = {}
+    cands = candidate_table(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
+                            show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
+                            timings=timings).to_pylist()
+    if threshold is not None:
+        cands = [c for c in cands if c["score"] >= threshold]
+    rows = {r["id"]: r for r in rt.db.dicts("queries/get_memories_by_ids", {"ids": [c["id"] for c in cands]})} \
+        if cands else {}
+    results = []
+    for c in cands:
+        rec = memory_record(rows[c["id"]], c["score"])
+        if explain:
+            rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
+                              "entity": c["entity"], "recency": c["recency"], "score": c["score"],
+                              "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
+        results.append(rec)
+    if rerank:
+        results = _rerank(rt, query, results)
+    out: dict[str, Any] = {"results": results}
+    if explain:
+        out["timings"] = timings
+    return out
+
+
+def _rerank(rt: Any, query: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Apply rt.reranker(query, results) -> scores; on any failure keep the fused order and warn."""
+    reranker = getattr(rt, "reranker", None)
+    if reranker is None or not results:
+        if reranker is None:
+            warnings.warn("rerank=True but no reranker is configured: keeping the fused order",
+                          RuntimeWarning, stacklevel=3)
+        return results
+    try:
+        scores = list(reranker(query, results))
+        if len(scores) != len(results):
+            raise ValueError(f"reranker returned {len(scores)} scores for {len(results)} results")
+        for r, s in zip(results, scores):
+            r["rerank_score"] = float(s)
+        return sorted(results, key=lambda r: -r["rerank_score"])
+    except Exception as exc:  # noqa: BLE001 - a reranker is optional; its failure must not lose results
+        warnings.warn(f"reranker failed ({type(exc).__name__}: {exc}); keeping the fused order",
+                      RuntimeWarning, stacklevel=3)
+        return results
+
+
+def explain_frame(rt: Any, query: str, *, filters: dict[str, Any], limit: int = 1000, **kwargs: Any) -> pl.DataFrame:
+    """The whole candidate table (every channel's candidates, every signal) joined with the text."""
+    table = candidate_table(rt, query, filters=filters, limit=limit, **kwargs)
+    frame = pl.from_arrow(table)
+    if frame.height == 0:
+        return frame.with_columns(pl.lit(None, pl.Utf8).alias("memory"), pl.lit(None, pl.Utf8).alias("status"))
+    texts = rt.db.frame("queries/get_memories_by_ids", {"ids": frame["id"].to_list()})
+    status = pl.when(pl.col("invalidated_at").is_not_null()).then(pl.lit("superseded")) \
+        .when(pl.col("expiration_date").is_not_null() & (pl.col("expiration_date") <= pl.lit(_utcnow()))) \
+        .then(pl.lit("expired")).otherwise(pl.lit("current"))
+    texts = texts.select("id", "memory", status.alias("status"))
+    return frame.join(texts, on="id", how="left").with_row_index("rank", offset=1)

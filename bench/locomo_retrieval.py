@@ -1,0 +1,170 @@
+"""LoCoMo retrieval benchmark: recall of evidence turns for semantic-only, keyword-only,
+entity-only and fused search, in raw mode (every turn a memory) and fact mode (the dataset's
+observation facts, served as an oracle extractor through the OpenAI-compatible test server).
+
+    python bench/locomo_retrieval.py                # both modes, all five conversations
+    python bench/locomo_retrieval.py --mode fact --convs 2
+
+Data: ../shared/bench-data/locomo/locomo_dev5.json (CC BY-NC 4.0, evaluation only, not shipped).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memstore import Memory  # noqa: E402
+from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+MODES = {"semantic": ("semantic",), "keyword": ("keyword",), "entity": ("entity",),
+         "fused": ("semantic", "keyword", "entity")}
+KS = (5, 10, 20)
+_DIA = re.compile(r"^D\d+:\d+$")
+
+
+def sessions(conv: dict) -> list[tuple[int, str, list[dict]]]:
+    out = []
+    for key, turns in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(turns, list):
+            n = int(m.group(1))
+            out.append((n, conv.get(f"session_{n}_date_time"), turns))
+    return sorted(out)
+
+
+def load_raw(m: Memory, sample: dict) -> dict[str, set[str]]:
+    """Every turn as a memory (infer=False), dia_id in metadata. Returns memory id -> dia ids."""
+    ids: dict[str, set[str]] = {}
+    uid = sample["sample_id"]
+    for _n, when, turns in sessions(sample["conversation"]):
+        for t in turns:
+            text = t["text"] + (f" [shares a photo: {t['blip_caption']}]" if t.get("blip_caption") else "")
+            out = m.add([{"role": "user", "content": text, "name": t["speaker"]}], user_id=uid, infer=False,
+                        metadata={"dia_id": t["dia_id"]}, timestamp=when)
+            for r in out["results"]:
+                ids[r["id"]] = {t["dia_id"]}
+    return ids
+
+
+def load_facts(m: Memory, srv: ScriptedOpenAIServer, sample: dict) -> dict[str, set[str]]:
+    """The observation facts of each session, returned by the scripted LLM for that session's add()."""
+    uid = sample["sample_id"]
+    obs = sample["observation"]
+    by_text: dict[str, set[str]] = defaultdict(set)
+    ids: dict[str, set[str]] = {}
+    for n, when, turns in sessions(sample["conversation"]):
+        facts = []
+        for speaker, items in (obs.get(f"session_{n}_observation") or {}).items():
+            for text, dia in items:
+                dias = dia if isinstance(dia, list) else [dia]
+                by_text[text.strip()].update(d for d in dias if isinstance(d, str))
+                facts.append({"text": text, "attributed_to": speaker})
+        srv.push_chat(json.dumps({"facts": facts}))
+        msgs = [{"role": "user", "content": t["text"], "name": t["speaker"]} for t in turns]
+        out = m.add(msgs, user_id=uid, timestamp=when)
+        for r in out["results"]:
+            ids[r["id"]] = by_text.get(r["memory"].strip(), set())
+    # facts deduplicated into an earlier memory: give that memory the evidence of both
+    for rec in m.get_all(filters={"user_id": uid}, top_k=100000)["results"]:
+        ids.setdefault(rec["id"], set()).update(by_text.get(rec["memory"].strip(), set()))
+    return ids
+
+
+def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict, lat: list[float]) -> None:
+    uid = sample["sample_id"]
+    valid = {t["dia_id"] for _n, _w, turns in sessions(sample["conversation"]) for t in turns}
+    for qa in sample["qa"]:
+        cat = qa.get("category")
+        if cat not in (1, 2, 3, 4):
+            continue
+        evidence = {e for e in qa.get("evidence", []) if isinstance(e, str) and _DIA.match(e) and e in valid}
+        if not evidence:
+            continue
+        for mode, channels in MODES.items():
+            t0 = time.perf_counter()
+            res = m.search(qa["question"], filters={"user_id": uid}, top_k=max(KS), channels=channels,
+                           explain=mode == "fused")
+            if mode == "fused":
+                lat.append((time.perf_counter() - t0, res["timings"]))
+            ranked = [ids.get(r["id"], set()) for r in res["results"]]
+            for k in KS:
+                got = set().union(*ranked[:k]) if ranked[:k] else set()
+                hit = got & evidence
+                table[(mode, cat, k)].append((len(hit) / len(evidence), 1.0 if hit else 0.0))
+
+
+def report(name: str, table: dict, lat: list) -> dict:
+    print(f"\n## {name} mode")
+    out = {}
+    cats = sorted({c for (_m, c, _k) in table})
+    header = "| channel | " + " | ".join(f"cat {c} any@10" for c in cats) + " | " + \
+        " | ".join(f"recall@{k}" for k in KS) + " | " + " | ".join(f"any-hit@{k}" for k in KS) + " |"
+    print(header)
+    print("|" + "---|" * (1 + len(cats) + 2 * len(KS)))
+    for mode in MODES:
+        row = [mode]
+        for c in cats:
+            v = table[(mode, c, 10)]
+            row.append(f"{statistics.mean(x[1] for x in v):.3f} (n={len(v)})")
+        allk = {k: [x for c in cats for x in table[(mode, c, k)]] for k in KS}
+        row += [f"{statistics.mean(x[0] for x in allk[k]):.3f}" for k in KS]
+        row += [f"{statistics.mean(x[1] for x in allk[k]):.3f}" for k in KS]
+        out[mode] = {f"recall@{k}": statistics.mean(x[0] for x in allk[k]) for k in KS}
+        out[mode].update({f"any_hit@{k}": statistics.mean(x[1] for x in allk[k]) for k in KS})
+        out[mode]["per_category_any_hit@10"] = {c: statistics.mean(x[1] for x in table[(mode, c, 10)]) for c in cats}
+        out[mode]["per_category_recall@10"] = {c: statistics.mean(x[0] for x in table[(mode, c, 10)]) for c in cats}
+        print("| " + " | ".join(row) + " |")
+    total = sorted(x[0] * 1000 for x in lat)
+    sql = sorted(x[1]["sql"] * 1000 for x in lat)
+    q = lambda v, p: v[min(len(v) - 1, int(p * len(v)))]  # noqa: E731
+    print(f"\nfused search latency over {len(total)} questions: total p50 {q(total, .5):.1f} ms, "
+          f"p95 {q(total, .95):.1f} ms; SQL only p50 {q(sql, .5):.1f} ms, p95 {q(sql, .95):.1f} ms")
+    out["latency_ms"] = {"total_p50": q(total, .5), "total_p95": q(total, .95), "sql_p50": q(sql, .5),
+                         "sql_p95": q(sql, .95)}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--mode", choices=("raw", "fact", "both"), default="both")
+    ap.add_argument("--convs", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--embedder", default="local", choices=("local", "hashing"), help="embedder provider")
+    args = ap.parse_args()
+    data = json.loads(Path(args.data).read_text())
+    if args.convs:
+        data = data[: args.convs]
+    results = {}
+    for mode in (("raw", "fact") if args.mode == "both" else (args.mode,)):
+        with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer() as srv:
+            cfg = {"messages_kept": 0, "embedder": {"provider": args.embedder}}
+            if mode == "fact":
+                cfg["llm"] = {"provider": "openai", "base_url": srv.base_url, "api_key": "x", "max_retries": 0}
+            m = Memory(str(Path(tmp) / "locomo.duckdb"), config=cfg)
+            t0 = time.perf_counter()
+            ids: dict[str, set[str]] = {}
+            for sample in data:
+                ids.update(load_raw(m, sample) if mode == "raw" else load_facts(m, srv, sample))
+            print(f"[{mode}] stored {len(ids)} memories in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            table: dict = defaultdict(list)
+            lat: list = []
+            for sample in data:
+                evaluate(m, sample, ids, table, lat)
+            results[mode] = report(mode, table, lat)
+            m.close()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

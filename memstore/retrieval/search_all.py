@@ -1,0 +1,74 @@
+"""Analyst search across every scope on DuckDB's VSS HNSW index (never used by the agent-facing
+`search`, which always runs inside one scope). The index is persisted with the store and rebuilt
+when it is missing or unusable."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+
+from memstore.errors import MemstoreError
+from memstore.records import memory_record
+from memstore.retrieval.filters import compile_filters
+from memstore.retrieval.visibility import visibility_sql
+from memstore.store.database import registered, vectors_table
+from memstore.store.sqlfiles import load_sql
+
+log = logging.getLogger("memstore.search_all")
+INDEX_NAME = "memories_embedding_hnsw"
+
+
+def vector_literal(vec: np.ndarray, dim: int) -> str:
+    """A FLOAT[dim] SQL literal built from our own floats (no user text reaches it).
+
+    >>> vector_literal(np.array([0.5, -1.0]), 2)
+    '[0.5,-1.0]::FLOAT[2]'
+    """
+    vals = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if vals.shape[0] != dim or not np.all(np.isfinite(vals)):
+        raise MemstoreError(f"query vector must be {dim} finite floats")
+    return "[" + ",".join(repr(float(v)) for v in vals) + f"]::FLOAT[{int(dim)}]"
+
+
+def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
+    """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
+    if not db.has_vss:
+        raise MemstoreError("the DuckDB VSS extension is not available",
+                            hint="pip install duckdb-extension-vss matching your duckdb version")
+    db.con.execute("SET hnsw_enable_experimental_persistence = true")
+    exists = db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME])
+    if exists and not force:
+        return False
+    with db.write_lock:
+        t0 = time.perf_counter()
+        if exists:
+            db.con.execute(f"DROP INDEX {INDEX_NAME}")
+        db.con.execute(f"CREATE INDEX {INDEX_NAME} ON memories USING HNSW (embedding) WITH (metric = 'cosine')")
+        db.con.execute("CHECKPOINT")
+        log.info("built HNSW index in %.1f s", time.perf_counter() - t0)
+    return True
+
+
+def run_search_all(rt: Any, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
+                   exact: bool = False, include_superseded: bool = False, show_expired: bool = False,
+                   overfetch: int = 10) -> dict[str, Any]:
+    db = rt.db
+    cond, params, _ = compile_filters(where or {}, require_scope=False)
+    vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired)
+    import datetime as dt
+
+    params.update(now=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), limit=int(top_k))
+    vec = rt.embedder.embed([query])
+    if exact:
+        sql = load_sql("queries/search_all_exact").replace("/*WHERE*/", f"({cond}) AND {vis}")
+        with registered(db, "qvec", vectors_table(vec, db.dim)):
+            rows = db.dicts("search_all_exact", params, sql=sql)
+    else:
+        ensure_hnsw(db)
+        params["fetch"] = int(top_k) * overfetch
+        sql = load_sql("queries/search_all_hnsw").replace("/*QVEC*/", vector_literal(vec[0], db.dim)) \
+            .replace("/*WHERE*/", f"({cond}) AND {vis}")
+        rows = db.dicts("search_all_hnsw", params, sql=sql)
+    return {"results": [memory_record(r, r["score"]) for r in rows]}

@@ -1,0 +1,120 @@
+-- Hybrid retrieval: candidates from three channels, every candidate scored on every signal, fused.
+--
+-- Inputs: /*WHERE*/ = compiled filters AND visibility (alias m); /*POSTING_SCOPE*/ = the identity
+--   equalities on postings (alias p); registered tables
+--   qvec(embedding)            the query vector
+--   qterms(term)               the query's keyword lemmas
+--   qents(entity_id, match)    entities found in the query, with match strength in [0,1]
+-- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
+--   $now, $use_sem, $use_kw, $use_ent, $limit.
+--
+-- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
+-- (w_sem + w_kw + w_ent + w_rec): a memory's score never depends on which other candidates
+-- happened to have signals (mem0 divides by the number of signals present).
+--   semantic = max(cosine, 0)
+--   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
+--              in a document of average length; BM25 statistics are computed over the filtered scope
+--   entity   = noisy-or over the query's matched entities of match * weight, where weight is the
+--              entity's idf within the scope scaled to 1 at degree 1 (an entity linked to most of
+--              the scope's memories lifts them by almost nothing), times mem0's optional
+--              1 / (1 + hub_damping * (degree - 1)^2)
+--   recency  = exp(-ln 2 * age_days / half_life_days) (weight 0 by default)
+WITH scope AS MATERIALIZED (
+    SELECT m.id, m.doc_len, m.created_at, m.valid_from
+    FROM memories m
+    WHERE /*WHERE*/
+),
+sem AS MATERIALIZED (
+    SELECT m.id, array_cosine_similarity(m.embedding, q.embedding) AS cosine
+    FROM memories m, qvec q
+    WHERE $use_sem AND /*WHERE*/
+),
+sem_top AS (
+    SELECT id FROM sem WHERE $use_sem ORDER BY cosine DESC LIMIT $candidate_k
+),
+stats AS (
+    SELECT count(*)::DOUBLE AS n, greatest(coalesce(avg(doc_len), 1), 1)::DOUBLE AS avgdl FROM scope
+),
+hits AS MATERIALIZED (
+    SELECT p.memory_id AS id, p.term, p.tf, s.doc_len
+    FROM keyword_postings p
+    JOIN qterms qt ON qt.term = p.term
+    JOIN scope s ON s.id = p.memory_id
+    WHERE /*POSTING_SCOPE*/    -- identity columns on the postings: lets DuckDB skip other users' rows in the scan
+),
+idf AS (
+    -- a query term absent from the scope keeps the highest idf, so matching only common words scores low
+    SELECT qt.term, ln(1 + (stats.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) AS idf
+    FROM qterms qt CROSS JOIN stats
+    LEFT JOIN (SELECT term, count(*) AS df FROM hits GROUP BY term) d ON d.term = qt.term
+),
+bm25 AS (
+    SELECT h.id,
+           sum(i.idf * h.tf * ($k1 + 1) / (h.tf + $k1 * (1 - $b + $b * h.doc_len / stats.avgdl))) AS bm25
+    FROM hits h JOIN idf i ON i.term = h.term CROSS JOIN stats
+    GROUP BY h.id
+),
+kw AS (
+    SELECT b.id, b.bm25, least(1.0, b.bm25 / greatest((SELECT sum(idf) FROM idf), 1e-9)) AS keyword
+    FROM bm25 b
+),
+kw_top AS (
+    SELECT id FROM kw WHERE $use_kw ORDER BY bm25 DESC LIMIT $candidate_k
+),
+ent_hits AS MATERIALIZED (
+    SELECT p.memory_id AS id, p.entity_id, qe.match
+    FROM entity_postings p
+    JOIN qents qe ON qe.entity_id = p.entity_id
+    JOIN scope s ON s.id = p.memory_id
+    WHERE /*POSTING_SCOPE*/
+),
+degree AS (
+    SELECT entity_id, count(*) AS deg FROM ent_hits GROUP BY entity_id
+),
+ent_weight AS (
+    -- hub damping: an entity's weight falls with its degree in the scope like an idf, scaled so an
+    -- entity of degree 1 weighs 1 (and optionally mem0's 1 / (1 + hub_damping * (degree - 1)^2))
+    SELECT d.entity_id,
+           ln(1 + (stats.n - d.deg + 0.5) / (d.deg + 0.5)) / ln(1 + (greatest(stats.n, 1) - 0.5) / 1.5)
+           / (1 + $hub_damping * power(d.deg - 1, 2)) AS weight
+    FROM degree d CROSS JOIN stats
+),
+ent AS (
+    SELECT e.id,
+           1 - exp(sum(ln(greatest(1e-12, 1 - least(1.0, e.match * w.weight))))) AS entity,
+           count(*) AS n_entities
+    FROM ent_hits e JOIN ent_weight w USING (entity_id)
+    GROUP BY e.id
+),
+ent_top AS (
+    SELECT id FROM ent WHERE $use_ent AND entity > 0 ORDER BY entity DESC LIMIT $candidate_k
+),
+candidates AS (
+    SELECT id, bool_or(ch = 'semantic') AS by_semantic, bool_or(ch = 'keyword') AS by_keyword,
+           bool_or(ch = 'entity') AS by_entity
+    FROM (
+        SELECT id, 'semantic' AS ch FROM sem_top
+        UNION ALL SELECT id, 'keyword' FROM kw_top
+        UNION ALL SELECT id, 'entity' FROM ent_top
+    )
+    GROUP BY id
+),
+scored AS (
+    SELECT c.id, c.by_semantic, c.by_keyword, c.by_entity,
+           greatest(coalesce(sem.cosine, 0), 0) AS semantic,
+           coalesce(kw.keyword, 0) AS keyword, coalesce(kw.bm25, 0) AS bm25,
+           coalesce(ent.entity, 0) AS entity, coalesce(ent.n_entities, 0) AS n_entities,
+           exp(-ln(2) * greatest(date_diff('second', coalesce(s.valid_from, s.created_at), $now), 0)
+               / 86400.0 / $half_life_days) AS recency
+    FROM candidates c
+    JOIN scope s ON s.id = c.id
+    LEFT JOIN sem ON sem.id = c.id
+    LEFT JOIN kw ON kw.id = c.id
+    LEFT JOIN ent ON ent.id = c.id
+)
+SELECT *,
+       ($w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency)
+       / ($w_sem + $w_kw + $w_ent + $w_rec) AS score
+FROM scored
+ORDER BY score DESC, id
+LIMIT $limit;

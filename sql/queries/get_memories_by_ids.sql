@@ -1,0 +1,1 @@
+SELECT * EXCLUDE (embedding) FROM memories WHERE id IN (SELECT unnest($ids));
