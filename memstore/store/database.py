@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from memstore.errors import QueryError, StoreMismatchError, StoreWriteError
+from memstore.errors import QueryError, ReadOnlyError, StoreMismatchError, StoreWriteError
 from memstore.store.extensions import load_extension
 from memstore.store.sqlfiles import load_sql, migration_files
 
@@ -63,6 +63,17 @@ class Database:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._con.close()
+
+    def reopen(self) -> None:
+        """Close and connect again to the same path (erasure replaces the file with a rewritten
+        copy). Every thread gets a fresh cursor on its next statement. Keep in step with __init__'s
+        per-connection setup."""
+        with self.write_lock:
+            self.close()
+            self._con = duckdb.connect(self.path, read_only=self.read_only)
+            self._local = threading.local()
+            self.has_vss = load_extension(self._con, "vss")
+            self.has_fts = load_extension(self._con, "fts")
 
     # -- schema ---------------------------------------------------------------------------------
     def _migrate(self, dim: int) -> None:
@@ -130,7 +141,7 @@ class Database:
         return row[0] if row else None
 
     def arrow(self, name: str, params: Any = None, *, sql: str | None = None) -> pa.Table:
-        return self.run(name, params, sql=sql).fetch_arrow_table()
+        return self.run(name, params, sql=sql).to_arrow_table()
 
     def frame(self, name: str, params: Any = None, *, sql: str | None = None) -> pl.DataFrame:
         return pl.from_arrow(self.arrow(name, params, sql=sql))  # type: ignore[return-value]
@@ -162,10 +173,20 @@ class Database:
     @contextlib.contextmanager
     def transaction(self, step: str = "commit") -> Iterator[duckdb.DuckDBPyConnection]:
         """BEGIN … COMMIT under the write lock; any error rolls everything back and raises
-        StoreWriteError naming the failed step."""
+        StoreWriteError naming the failed step. A read-only store refuses before BEGIN."""
+        if self.read_only:
+            raise ReadOnlyError(f"store {self.path} is open read-only: {step} cannot write",
+                                hint="open it without read_only=True (config key 'read_only') to change it",
+                                step=step)
         with self.write_lock:
             con = self.con
+            if getattr(self._local, "in_transaction", False):
+                # Nested (e.g. ingest commits several adds at once): join the outer transaction,
+                # whose COMMIT or ROLLBACK covers this work too.
+                yield con
+                return
             con.execute("BEGIN TRANSACTION")
+            self._local.in_transaction = True
             try:
                 yield con
                 self.checkpoint("commit")
@@ -179,6 +200,8 @@ class Database:
                 if isinstance(exc, InjectedFault):
                     failed = str(exc).removeprefix("injected fault at ")
                 raise StoreWriteError(failed, exc) from exc
+            finally:
+                self._local.in_transaction = False
 
 
 def vectors_table(vectors, dim: int, **columns) -> pa.Table:  # noqa: ANN001
