@@ -73,3 +73,8 @@ class StoreMismatchError(MemstoreError):
 
 class ReadOnlyError(MemstoreError):
     """A write statement was sent through a read-only interface."""
+
+
+class ExportError(MemstoreError, ValueError):
+    """A Parquet export cannot be written or read back: target not empty, manifest missing, or a
+    file missing / altered (checksum or row count differs from manifest.json)."""

@@ -231,6 +231,13 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         return run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
                               include_superseded=include_superseded, show_expired=show_expired)
 
+    def optimize(self) -> dict[str, Any]:
+        """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip
+        other users' row groups; one transaction. Returns rows per table and seconds."""
+        from memstore.store.optimize import optimize_store
+
+        return optimize_store(self.db)
+
     @property
     def reranker(self) -> Any:
         """Optional callable (query, results) -> list of scores, used by search(rerank=True)."""

@@ -23,9 +23,9 @@ class Runtime:
     def nlp(self) -> Any:
         with self._lock:
             if self._nlp is None:
-                from memstore.providers.nlp import SpacyNLP
+                from memstore.providers.nlp import shared_nlp
 
-                self._nlp = SpacyNLP(self.config.nlp.model, self.config.nlp.disable)
+                self._nlp = shared_nlp(self.config.nlp.model, tuple(self.config.nlp.disable))
             return self._nlp
 
     @property

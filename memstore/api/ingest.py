@@ -1,6 +1,52 @@
 """Memory API: ingest features (mixed into memstore.Memory)."""
 from __future__ import annotations
 
+import os
+from typing import Any
+
+from memstore.identity import Scope
+from memstore.ingest.report import IngestReport
+from memstore.ingest.runner import IngestOptions, run_ingest
+from memstore.ingest.types import DEFAULT_MAX_MESSAGE_CHARS
+
 
 class IngestAPI:
     """Methods here use self._rt (Runtime: config, db, embedder, nlp, extractor)."""
+
+    def ingest(self, paths: str | os.PathLike | list[str | os.PathLike], *, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None, format: str = "auto",
+               mapping: dict[str, str] | str | None = None, batch_size: int = 20, concurrency: int = 8,
+               retries: int = 3, backoff_s: float = 1.0, max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+               commit_messages: int = 2000, metadata: dict[str, Any] | None = None,
+               progress: bool | None = None) -> IngestReport:
+        """Load chat exports into this scope: ChatGPT or Claude `conversations.json` (or their .zip),
+        LoCoMo-style JSON, or JSONL / CSV / Parquet rows of messages (`mapping` names their columns,
+        e.g. "role=author,content=text,ts=created").
+
+        Idempotent and resumable: messages already ingested for the scope are skipped, so running
+        the same files again adds nothing and a run that was killed completes the rest. Each
+        conversation is stored whole in one transaction; every stored message keeps its source
+        (file, conversation id, message id) and every memory lists the messages it came from.
+        Ingested messages are all kept (config `messages_kept` prunes only add()'s messages).
+
+        Returns an IngestReport (`print(report)` for a summary, `.to_dict()` for the figures); it is
+        also stored in the `ingest_runs` table.
+
+        >>> import tempfile, os
+        >>> from memstore import Memory
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "d.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> p = os.path.join(tempfile.mkdtemp(), "chat.jsonl")
+        >>> _ = open(p, "w").write('{"role": "user", "content": "I live in Lisbon", "created_at": "2024-03-01T10:00"}\\n')
+        >>> r = m.ingest(p, user_id="ana")
+        >>> r.messages["stored"], r.memories["added"], m.ingest(p, user_id="ana").messages["already_ingested"]
+        (1, 1, 1)
+        >>> m.close()
+        """
+        scope = Scope.from_kwargs(user_id, agent_id, run_id)
+        items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        if not items:
+            raise ValueError("ingest() needs at least one file")
+        options = IngestOptions(format=format, mapping=mapping, batch_size=batch_size, concurrency=concurrency,
+                                retries=retries, backoff_s=backoff_s, max_message_chars=max_message_chars,
+                                commit_messages=commit_messages, metadata=metadata, progress=progress)
+        return run_ingest(self._rt, [os.fspath(p) for p in items], scope, options)

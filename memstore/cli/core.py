@@ -80,7 +80,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         rows = m.history(args.id)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-    elif not rows:
+        return 0 if rows else 1
+    if not rows:
         print(f"no history for {args.id!r}", file=sys.stderr)
         return 1
     for r in rows:

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from memstore.errors import NotFoundError
 from memstore.ids import content_hash, entity_id, new_id
+from memstore.providers.fact_slots import detect_slot
 from memstore.store.database import registered, vectors_table
 
 
@@ -44,22 +45,29 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
                 "doc_len": sum(analysis.terms.values()) if analysis else old["doc_len"], "metadata": meta,
                 "expiration_date": expiration_date or old["expiration_date"], "now": now})
         if changed:
+            found = detect_slot(new_text, speaker=old.get("attributed_to"))
+            db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
+                                                  "slot": found and found.slot, "slot_value": found and found.value})
             db.checkpoint("write:entity_postings")
             con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
             con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
             ents = {entity_id(e.norm): e for e in analysis.entities}
+            db.checkpoint("write:entities")
             with registered(db, "new_entities", pa.table({
                     "id": list(ents), "name": [e.name for e in ents.values()], "norm": [e.norm for e in ents.values()],
                     "label": [e.label for e in ents.values()], "created_at": [now] * len(ents)})):
                 db.run("queries/insert_entities")
             n_e, n_t = len(ents), len(analysis.terms)
-            base = {"scope_key": [old["scope_key"]], **{k: pa.array([v], pa.string()) for k, v in ident.items()}}
+            base = {"scope_key": old["scope_key"], **ident}
+
+            def scoped(n: int) -> dict[str, pa.Array]:  # identity columns repeated n times (NULLs stay typed)
+                return {k: pa.array([v] * n, pa.string()) for k, v in base.items()}
             db.insert_arrow("entity_postings", pa.table({
                 "entity_id": list(ents), "memory_id": [memory_id] * n_e,
-                **{k: v * n_e for k, v in base.items()}}))
+                **scoped(n_e)}))
             db.insert_arrow("keyword_postings", pa.table({
                 "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
-                "tf": pa.array(list(analysis.terms.values()), pa.int32()), **{k: v * n_t for k, v in base.items()}}))
+                "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
         if cfg.history != "off":
             full = cfg.history == "full"
             db.checkpoint("write:history")

@@ -1,14 +1,14 @@
 """The add() pipeline: an ordered tuple of small steps; this module only sequences them.
 
 validate → context → extract (ONE LLM call) → analyze (spaCy) → embed (batch) →
-[write lock] dedupe (whole scope) → build rows → commit (ONE transaction)
+[write lock] dedupe (whole scope) → supersede by slot → build rows → commit (ONE transaction)
 """
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from memstore.errors import LLMError, MemstoreError, StoreWriteError
+from memstore.errors import LLMError, MemstoreError
 from memstore.ids import new_id
 from memstore.pipeline.analyze_facts import analyze_facts
 from memstore.pipeline.build_rows import build_rows
@@ -17,11 +17,12 @@ from memstore.pipeline.dedupe_facts import dedupe_facts
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
+from memstore.pipeline.supersede_by_slot import attach_slots, supersede_by_slot
 from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import validate_input
 
 PREPARE_STEPS = (validate_input, gather_context, extract_facts, analyze_facts, embed_facts)
-WRITE_STEPS = (dedupe_facts, build_rows, commit_rows)   # under the write lock
+WRITE_STEPS = (dedupe_facts, supersede_by_slot, build_rows, attach_slots, commit_rows)   # under the write lock
 
 
 class PipelineStepError(MemstoreError):
@@ -29,8 +30,8 @@ class PipelineStepError(MemstoreError):
 
 
 def _run(step: Any, state: AddState, rt: Any) -> AddState:
-    rt.db.checkpoint(f"step:{step.__name__}")
     try:
+        rt.db.checkpoint(f"step:{step.__name__}")
         return step(state, rt)
     except (MemstoreError, KeyboardInterrupt):
         raise
@@ -66,5 +67,5 @@ def _record_failed_run(state: AddState, rt: Any, exc: LLMError) -> None:
                 "run_id": sc.run_id, "extractor": "llm", "model": cfg.model, "prompt_version": None,
                 "input_message_ids": [m.id for m in state.messages], "error": str(exc)[:2000],
                 "latency_ms": None, "created_at": state.now})
-    except StoreWriteError:
+    except MemstoreError:  # StoreWriteError, or ReadOnlyError on a read-only store
         pass  # the LLM error is what the caller must see; a failed trace must not hide it

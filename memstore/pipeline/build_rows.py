@@ -1,6 +1,7 @@
 """Step 7: turn the state into one Arrow table per projection (pure; nothing is written here)."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 from typing import Any
@@ -14,6 +15,20 @@ from memstore.store.database import vectors_table
 
 def _ts(rows: int) -> pa.DataType:
     return pa.timestamp("us")
+
+
+def _message_times(msgs: list, now: dt.datetime) -> list[dt.datetime]:
+    """Each message's time; messages of one batch that share a time are spaced 1 µs apart in the
+    given order, so "newest N" (pruning, extractor context) keeps the conversation's order
+    instead of falling back to random ids."""
+    out: list[dt.datetime] = []
+    prev_given = prev = None
+    for m in msgs:
+        given = m.created_at or now
+        t = prev + dt.timedelta(microseconds=1) if prev is not None and given == prev_given else given
+        out.append(t)
+        prev_given, prev = given, t
+    return out
 
 
 def build_rows(state: AddState, rt: Any) -> AddState:
@@ -86,7 +101,7 @@ def build_rows(state: AddState, rt: Any) -> AddState:
     tables["messages"] = scoped({"id": [m.id for m in msgs], "role": [m.role for m in msgs],
                                  "name": pa.array([m.name for m in msgs], pa.string()),
                                  "content": [m.content for m in msgs],
-                                 "created_at": pa.array([m.created_at or now for m in msgs], pa.timestamp("us")),
+                                 "created_at": pa.array(_message_times(msgs, now), pa.timestamp("us")),
                                  "source_file": pa.array([m.source_file for m in msgs], pa.string()),
                                  "source_conversation": pa.array([m.source_conversation for m in msgs], pa.string()),
                                  "source_message_id": pa.array([m.source_message_id for m in msgs], pa.string())},

@@ -41,13 +41,12 @@ def _supersede(state: AddState, rt: Any) -> None:
         closed = db.rows("queries/supersede_memories", {
             "at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
             "ids": list(dict.fromkeys(f.supersedes)), "scope_key": state.scope.key})
-        if cfg.history == "off":
-            continue
         for mid, text in closed:
-            db.checkpoint("write:history")
-            db.run("queries/insert_history", history_params(
-                state, mid, "SUPERSEDE", text if cfg.history == "full" else None,
-                f.text if cfg.history == "full" else None))
+            if cfg.history != "off":
+                db.checkpoint("write:history")
+                db.run("queries/insert_history", history_params(
+                    state, mid, "SUPERSEDE", text if cfg.history == "full" else None,
+                    f.text if cfg.history == "full" else None))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
 
 

@@ -43,6 +43,9 @@ class Fact:
     linked_ids: list[str] = field(default_factory=list)      # real memory ids (mapped from short ids)
     supersedes: list[str] = field(default_factory=list)      # real memory ids this fact replaces
     slot: str | None = None                                   # e.g. "lives_in" (truth maintenance)
+    subject: str | None = None                                # whose slot, e.g. "alice"
+    slot_value: str | None = None                             # e.g. "seattle"; None when the fact ends the slot
+    superseded_by: tuple[str, Any] | None = None              # (id, valid_from) of a stored newer fact on the slot
     source_message_ids: list[str] = field(default_factory=list)
     role: str | None = None
     valid_from: dt.datetime | None = None

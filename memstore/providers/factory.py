@@ -9,9 +9,7 @@ from memstore.config import EmbedderConfig, LLMConfig
 def build_embedder(cfg: EmbedderConfig) -> Any:
     """Embedder for the config: `local` (bundled ONNX MiniLM), `openai`, or `hashing` (tests)."""
     if cfg.provider == "local":
-        from memstore.providers.embed_local import LocalEmbedder
-
-        return LocalEmbedder(batch_size=cfg.batch_size)
+        return _shared_local(cfg.batch_size)
     if cfg.provider == "openai":
         from memstore.providers.embed_openai import OpenAIEmbedder
 
@@ -32,3 +30,15 @@ def build_extractor(cfg: LLMConfig, nlp: Any) -> Any:
     from memstore.providers.extract_heuristic import HeuristicExtractor
 
     return HeuristicExtractor(nlp)
+
+
+_LOCAL: dict[int, Any] = {}
+
+
+def _shared_local(batch_size: int) -> Any:
+    """One ONNX session per process (thread-safe, and loading it costs a second)."""
+    from memstore.providers.embed_local import LocalEmbedder
+
+    if batch_size not in _LOCAL:
+        _LOCAL[batch_size] = LocalEmbedder(batch_size=batch_size)
+    return _LOCAL[batch_size]

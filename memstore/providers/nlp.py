@@ -108,3 +108,14 @@ class SpacyNLP:
                 if norm:
                     ents.setdefault(norm, Entity(tok.text, norm, "PROPN" if tok.pos_ == "PROPN" else "NOUN"))
         return Analysis(list(ents.values()), terms)
+
+
+_SHARED: dict[tuple, SpacyNLP] = {}
+
+
+def shared_nlp(model: str | None = None, disable: tuple[str, ...] = ("parser",)) -> SpacyNLP:
+    """One loaded pipeline per (model, disable) per process: loading spaCy costs seconds."""
+    key = (model, tuple(disable))
+    if key not in _SHARED:
+        _SHARED[key] = SpacyNLP(model, disable)
+    return _SHARED[key]

@@ -35,7 +35,8 @@ class _Compiler:
 
     def field(self, key: str, numeric: bool) -> exp.Expression:
         if key in COLUMN_KEYS:
-            return exp.column(key, table=self.alias)
+            col = exp.column(key, table=self.alias)  # VARCHAR: a number compares after TRY_CAST, as metadata does
+            return exp.TryCast(this=col, to=exp.DataType.build("DOUBLE")) if numeric else col
         if not isinstance(key, str) or not key:
             raise FilterError(f"filter key {key!r} is not a non-empty string")
         value = exp.func("json_extract_string", exp.column("metadata", table=self.alias), self.param(key))
@@ -64,9 +65,12 @@ class _Compiler:
                 continue
             if value is not None and not isinstance(value, (str, int, float)):
                 raise FilterError(f"filter value for {key!r} must be a string or number, got {type(value).__name__}")
+            if op == "eq" and value is None:  # IS NULL binds no parameter (an unused one is a DuckDB error)
+                parts.append(exp.Is(this=col, expression=exp.null()))
+                continue
             p = self.param(value if numeric or value is None or isinstance(value, str) else _scalar(value))
             if op == "eq":
-                parts.append(exp.Is(this=col, expression=exp.null()) if value is None else exp.EQ(this=col, expression=p))
+                parts.append(exp.EQ(this=col, expression=p))
             elif op == "ne":
                 parts.append(exp.NullSafeNEQ(this=col, expression=p))
             elif op in ("gt", "gte", "lt", "lte"):
@@ -100,6 +104,13 @@ class _Compiler:
 
 
 def _scalar(v: Any) -> str:
+    """A non-string filter value as JSON text, as json_extract_string returns it (True → 'true').
+
+    >>> [_scalar(v) for v in (True, 3, 2.5)]
+    ['true', '3', '2.5']
+    """
+    if isinstance(v, bool):
+        return "true" if v else "false"
     return str(v)
 
 

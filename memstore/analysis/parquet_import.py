@@ -1,0 +1,96 @@
+"""Read a Parquet export back: check it is whole and unaltered, then load it into a new store.
+
+`verify_export` checks, before anything is written: manifest.json parses and is a memstore export, the
+schema version is not newer than this memstore's, and every listed file exists with the manifest's
+sha256 and row count. `load_export` inserts every table in ONE transaction (`INSERT … BY NAME`,
+so an export from an older schema loads into the current one; new columns take their defaults).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from memstore.analysis.parquet_export import FORMAT, MANIFEST, parquet_rows, sha256_file, store_tables
+from memstore.analysis.quoting import sql_ident
+from memstore.errors import ExportError
+from memstore.store.sqlfiles import migration_files
+
+
+def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
+    """The parsed manifest.json of an export directory."""
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise ExportError(f"{directory} is not a memstore export: no {MANIFEST}",
+                          hint="point at the directory `m.export_parquet(dir)` / `memstore export DIR` wrote",
+                          path=str(path))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{path} is not valid JSON: {exc}", hint="the export is damaged; export again",
+                          path=str(path)) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise ExportError(f"{path} is not a memstore export manifest (format {found!r}, expected {FORMAT!r})",
+                          path=str(path))
+    for key in ("schema_version", "tables", "files", "store_meta"):
+        if key not in manifest:
+            raise ExportError(f"{path} lacks {key!r}", hint="the export is damaged; export again", path=str(path))
+    return manifest
+
+
+def verify_export(directory: str | os.PathLike) -> dict[str, Any]:
+    """The manifest, once every file it lists is present with the recorded sha256 and row count."""
+    root = Path(directory)
+    manifest = read_manifest(root)
+    newest = max((v for v, _, _ in migration_files()), default=0)
+    if int(manifest["schema_version"]) > newest:
+        raise ExportError(f"export {root} has schema version {manifest['schema_version']}; this memstore knows "
+                          f"up to {newest}", hint="upgrade memstore to import it", path=str(root))
+    for f in manifest["files"]:
+        rel = Path(f["path"])
+        if rel.is_absolute() or ".." in rel.parts:
+            raise ExportError(f"manifest of {root} lists a path outside the export: {f['path']!r}", path=f["path"])
+        path = root / rel
+        if not path.is_file():
+            raise ExportError(f"export file {f['path']} is missing from {root}",
+                              hint="the export is incomplete; copy the whole directory or export again",
+                              path=str(path))
+        digest = sha256_file(path)
+        if digest != f["sha256"]:
+            raise ExportError(f"export file {f['path']} was altered: sha256 {digest[:12]}… but the manifest "
+                              f"says {f['sha256'][:12]}…", hint="the file changed after the export; export again "
+                              "(or, if an erasure rewrote it, run refresh_manifest)",
+                              path=str(path), expected=f["sha256"], actual=digest)
+        rows = parquet_rows(path)
+        if rows != f["rows"]:
+            raise ExportError(f"export file {f['path']} holds {rows} rows, the manifest says {f['rows']}",
+                              path=str(path), expected=f["rows"], actual=rows)
+    return manifest
+
+
+def load_export(db: Any, directory: str | os.PathLike, manifest: dict[str, Any]) -> dict[str, int]:
+    """Insert every exported table into `db` in one transaction; returns rows per table."""
+    root = Path(directory).resolve()
+    targets = store_tables(db)
+    unknown = sorted(set(manifest["tables"]) - set(targets))
+    if unknown:
+        raise ExportError(f"export holds table(s) {unknown} that this store does not have",
+                          hint="import with the memstore version that wrote the export", tables=unknown)
+    counts: dict[str, int] = {}
+    with db.transaction("import_parquet"):
+        for table in manifest["tables"]:
+            paths = [str(root / f["path"]) for f in manifest["files"] if f["table"] == table and f["rows"] > 0]
+            counts[table] = sum(f["rows"] for f in manifest["files"] if f["table"] == table)
+            if not paths:
+                continue
+            if table == "store_meta":      # the new store wrote its own dim/embedder rows already
+                db.run("import:store_meta", {"files": paths},
+                       sql="DELETE FROM store_meta WHERE key IN (SELECT key FROM read_parquet($files))")
+            inserted = db.run(f"import:{table}", {"files": paths}, sql=(
+                f"INSERT INTO {sql_ident(table)} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)"
+            )).fetchone()[0]
+            if inserted != counts[table]:
+                raise ExportError(f"import of {table} inserted {inserted} rows, the manifest says {counts[table]}")
+    return counts

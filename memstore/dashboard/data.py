@@ -1,0 +1,275 @@
+"""What the pages show, as Polars frames built from library calls (`Memory.frame`, `timeline`, …).
+No SQL here: the library's frames and views are the interface; Polars does the joins a page needs.
+
+A scope is a dict of the identity keys that are set, e.g. {"user_id": "alice"}.
+
+>>> scope_label({"user_id": "alice"}), scope_label({"user_id": "a", "agent_id": "bot"})
+('user:alice', 'user:a · agent:bot')
+>>> df = pl.DataFrame({"user_id": ["a", "a", None], "agent_id": [None, None, "bot"], "run_id": [None] * 3})
+>>> [scope_label(s) for s in scopes_of(df)]
+['agent:bot', 'user:a']
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from typing import Any
+
+import polars as pl
+
+from memstore.identity import IDENTITY_KEYS
+
+Scope = dict[str, str]
+_SHORT = {"user_id": "user", "agent_id": "agent", "run_id": "run"}
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def scope_label(scope: Scope) -> str:
+    """'user:alice · agent:bot' — how a scope is shown (and typed to confirm its erasure)."""
+    return " · ".join(f"{_SHORT[k]}:{scope[k]}" for k in IDENTITY_KEYS if scope.get(k))
+
+
+def scopes_of(*frames: pl.DataFrame) -> list[Scope]:
+    """Distinct scopes (identity triples) found in frames with user_id / agent_id / run_id columns."""
+    found: set[tuple[Any, ...]] = set()
+    for df in frames:
+        if df.is_empty():
+            continue
+        found.update(df.select(list(IDENTITY_KEYS)).unique().rows())
+    scopes = [{k: v for k, v in zip(IDENTITY_KEYS, row) if v} for row in found]
+    return sorted((s for s in scopes if s), key=scope_label)
+
+
+def list_scopes(m: Any) -> list[Scope]:
+    """Every scope with memories or messages in the store."""
+    cols = list(IDENTITY_KEYS)
+    return scopes_of(m.frame("memories").select(cols), m.frame("messages").select(cols))
+
+
+# -- overview ---------------------------------------------------------------------------------------
+def scope_summary(m: Any) -> pl.DataFrame:
+    """One row per scope: memories by status, messages, extraction runs (problems counted apart)."""
+    keys = list(IDENTITY_KEYS)
+    tl = m.frame("timeline")
+    counts = tl.group_by(keys).agg(
+        pl.len().alias("memories"),
+        (pl.col("status") == "current").sum().alias("current"),
+        (pl.col("status") == "superseded").sum().alias("superseded"),
+        (pl.col("status") == "expired").sum().alias("expired"))
+    msgs = m.frame("messages").group_by(keys).agg(pl.len().alias("messages"))
+    runs = m.frame("extraction_runs").group_by(keys).agg(
+        pl.len().alias("extraction_runs"),
+        pl.col("status").is_in(["malformed", "llm_error"]).sum().alias("failed_runs"))
+    out = pl.DataFrame([{k: s.get(k) for k in keys} for s in list_scopes(m)], schema={k: pl.Utf8 for k in keys},
+                       orient="row")
+    for extra in (counts, msgs, runs):
+        out = out.join(extra, on=keys, how="left", nulls_equal=True)
+    num = [c for c in out.columns if c not in keys]
+    return out.with_columns(pl.col(num).fill_null(0)).insert_column(
+        0, pl.Series("scope", [scope_label({k: r[k] for k in keys if r[k]}) for r in out.iter_rows(named=True)]))
+
+
+def growth(timeline: pl.DataFrame, by: str = "scope") -> pl.DataFrame:
+    """Cumulative number of memories by the day they became valid, per `by` (scope or status).
+
+    >>> tl = pl.DataFrame({"user_id": ["a", "a"], "agent_id": [None, None], "run_id": [None, None],
+    ...                    "status": ["current", "superseded"],
+    ...                    "valid_from": [dt.datetime(2024, 1, 2), dt.datetime(2024, 1, 5)]})
+    >>> growth(tl)["memories"].to_list()
+    [1, 2]
+    """
+    if timeline.is_empty():
+        return pl.DataFrame(schema={"day": pl.Date, by: pl.Utf8, "memories": pl.Int64})
+    labels = [scope_label({k: r[k] for k in IDENTITY_KEYS if r.get(k)}) for r in
+              timeline.select(list(IDENTITY_KEYS)).iter_rows(named=True)]
+    df = timeline.with_columns(pl.Series("scope", labels), pl.col("valid_from").dt.date().alias("day"))
+    daily = df.group_by("day", by).agg(pl.len().alias("n")).sort("day")
+    return daily.with_columns(pl.col("n").cum_sum().over(by).alias("memories")).select("day", by, "memories")
+
+
+# -- memories ---------------------------------------------------------------------------------------
+def memories_table(m: Any, scope: Scope) -> pl.DataFrame:
+    """The scope's memories (every status) with validity, entities and how many source messages."""
+    tl = m.frame("timeline", **scope).select(
+        "id", "memory", "status", "valid_from", "valid_to", "slot", "superseded_by", "expiration_date")
+    mem = m.frame("memories", **scope).select(
+        "id", "attributed_to", "source_message_ids", "extraction_run_id", "metadata", "created_at")
+    ents = m.frame("postings", **scope).group_by("memory_id").agg(pl.col("entity").sort().alias("entities"))
+    out = tl.join(mem, on="id", how="left").join(ents, left_on="id", right_on="memory_id", how="left")
+    return out.with_columns(
+        pl.col("entities").fill_null([]),
+        pl.col("source_message_ids").list.len().fill_null(0).alias("sources"),
+    ).sort("valid_from", "id", descending=[True, False])
+
+
+def filter_memories(df: pl.DataFrame, text: str = "", statuses: list[str] | None = None,
+                    entities: list[str] | None = None) -> pl.DataFrame:
+    """Memories whose text contains `text` (any case), with one of `statuses`, naming all `entities`."""
+    if text.strip():
+        df = df.filter(pl.col("memory").str.to_lowercase().str.contains(text.strip().lower(), literal=True))
+    if statuses:
+        df = df.filter(pl.col("status").is_in(statuses))
+    for ent in entities or []:
+        df = df.filter(pl.col("entities").list.contains(ent))
+    return df
+
+
+def supersession_chain(m: Any, memory_id: str, scope: Scope) -> pl.DataFrame:
+    """The facts this memory replaced and the facts that replaced it, oldest first (this one included)."""
+    tl = m.frame("timeline", **scope)
+    links = m.frame("links", **scope).filter(pl.col("kind") == "supersedes")
+    replaced_by = dict(zip(links["dst_id"].to_list(), links["src_id"].to_list()))
+    replaced_by.update({r["id"]: r["superseded_by"] for r in tl.iter_rows(named=True) if r["superseded_by"]})
+    replaces = {new: old for old, new in replaced_by.items()}
+    chain, seen = [memory_id], {memory_id}
+    while chain[0] in replaces and replaces[chain[0]] not in seen:
+        chain.insert(0, replaces[chain[0]])
+        seen.add(chain[0])
+    while chain[-1] in replaced_by and replaced_by[chain[-1]] not in seen:
+        chain.append(replaced_by[chain[-1]])
+        seen.add(chain[-1])
+    order = pl.DataFrame({"id": chain, "step": list(range(1, len(chain) + 1))})
+    return order.join(tl.select("id", "memory", "status", "valid_from", "valid_to"), on="id", how="left").sort("step")
+
+
+def memory_links(m: Any, memory_id: str, scope: Scope) -> pl.DataFrame:
+    """Links from and to one memory, with the other memory's text."""
+    links = m.frame("links", **scope).filter((pl.col("src_id") == memory_id) | (pl.col("dst_id") == memory_id))
+    texts = m.frame("timeline", **scope).select(pl.col("id").alias("other_id"), pl.col("memory").alias("other_memory"),
+                                                pl.col("status").alias("other_status"))
+    out = links.with_columns(
+        pl.when(pl.col("src_id") == memory_id).then(pl.lit("outgoing")).otherwise(pl.lit("incoming")).alias("direction"),
+        pl.when(pl.col("src_id") == memory_id).then(pl.col("dst_id")).otherwise(pl.col("src_id")).alias("other_id"))
+    return out.join(texts, on="other_id", how="left").select(
+        "kind", "direction", "other_memory", "other_status", "other_id", "created_at")
+
+
+def messages_by_ids(m: Any, ids: list[str] | None, scope: Scope) -> pl.DataFrame:
+    """The scope's messages with these ids, in time order."""
+    msgs = m.frame("messages", **scope)
+    return msgs.filter(pl.col("id").is_in(list(ids or []))).sort("created_at", "id").select(
+        "created_at", "role", "content", "source_file", "source_conversation", "source_message_id", "id")
+
+
+# -- extractions ------------------------------------------------------------------------------------
+PROBLEM_STATUSES = ("malformed", "llm_error")
+
+
+def extraction_runs(m: Any, scope: Scope) -> pl.DataFrame:
+    """The scope's extraction runs, newest first, with a `problem` flag for malformed / failed runs."""
+    runs = m.frame("extraction_runs", **scope)
+    return runs.with_columns(
+        pl.col("status").is_in(PROBLEM_STATUSES).alias("problem"),
+        pl.col("input_message_ids").list.len().fill_null(0).alias("messages"),
+    ).select("created_at", "status", "extractor", "model", "n_facts", "n_added", "n_deduplicated", "messages",
+             "latency_ms", "error", "problem", "id", "input_message_ids", "prompt_version"
+             ).sort("created_at", "id", descending=[True, False])
+
+
+def run_outcomes(m: Any, run_id: str, scope: Scope) -> pl.DataFrame:
+    """What became of each fact of one extraction run (from the extraction_outcomes view)."""
+    out = m.frame("extraction_outcomes", **scope).filter(pl.col("extraction_run_id") == run_id)
+    return out.filter(pl.col("fact_index").is_not_null()).sort("fact_index").select(
+        "fact_index", "fact", "outcome", "attributed_to", "n_linked", "n_supersedes", "memory_id")
+
+
+# -- search -----------------------------------------------------------------------------------------
+SIGNALS = ("semantic", "keyword", "entity", "recency")
+
+
+def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:
+    """Rank the candidate table, mark the ones at/above `threshold`, keep `top_k`, name the channels."""
+    if candidates.is_empty():
+        return pl.DataFrame(schema={"rank": pl.UInt32, "memory": pl.Utf8, "score": pl.Float64,
+                                    **{s: pl.Float64 for s in SIGNALS}, "channels": pl.Utf8,
+                                    "above_threshold": pl.Boolean, "status": pl.Utf8, "id": pl.Utf8})
+    channel = [pl.when(pl.col(f"by_{c}")).then(pl.lit(c)).otherwise(None) for c in ("semantic", "keyword", "entity")]
+    return candidates.head(top_k).with_columns(
+        pl.concat_str(channel, separator="+", ignore_nulls=True).alias("channels"),
+        (pl.col("score") >= threshold).alias("above_threshold"),
+    ).select("rank", "memory", "score", *SIGNALS, "channels", "above_threshold", "status", "id")
+
+
+def compare_results(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
+    """Side-by-side ranks of two result lists (rank null: not returned by that setting)."""
+    left = a.filter(pl.col("above_threshold")).select("id", "memory", pl.col("rank").alias("rank_a"))
+    right = b.filter(pl.col("above_threshold")).select("id", "memory", pl.col("rank").alias("rank_b"))
+    out = left.join(right, on=["id", "memory"], how="full", coalesce=True)
+    return out.with_columns((pl.col("rank_b").cast(pl.Int64) - pl.col("rank_a").cast(pl.Int64)).alias("moved")
+                            ).sort(pl.coalesce("rank_a", "rank_b"))
+
+
+# -- expirations ------------------------------------------------------------------------------------
+def expirations(m: Any, scope: Scope | None, within_days: float, now: dt.datetime | None = None) -> pl.DataFrame:
+    """Memories that have expired, or that expire within `within_days` (`when`: expired | soon)."""
+    now = now or utcnow()
+    tl = m.frame("timeline", **(scope or {}))
+    soon = now + dt.timedelta(days=within_days)
+    df = tl.filter(pl.col("expiration_date").is_not_null() & pl.col("invalidated_at").is_null()
+                   & (pl.col("expiration_date") <= soon))
+    labels = [scope_label({k: r[k] for k in IDENTITY_KEYS if r.get(k)}) for r in
+              df.select(list(IDENTITY_KEYS)).iter_rows(named=True)]
+    return df.with_columns(
+        pl.when(pl.col("expiration_date") <= now).then(pl.lit("expired")).otherwise(pl.lit("soon")).alias("when"),
+        pl.Series("scope", labels, dtype=pl.Utf8),
+    ).select("when", "memory", "expiration_date", "scope", "valid_from", "id").sort("expiration_date")
+
+
+# -- entities ---------------------------------------------------------------------------------------
+def default_hub_degree(n_memories: int) -> int:
+    """Degree from which an entity counts as a hub: linked to a quarter of the scope's memories, and
+    at least 3 (search damps such entities: they say little about which memory is meant).
+
+    >>> default_hub_degree(21), default_hub_degree(4)
+    (6, 3)
+    """
+    return max(3, math.ceil(n_memories / 4))
+
+
+def entity_degrees(m: Any, scope: Scope, hub_degree: int) -> pl.DataFrame:
+    """Entities of the scope by degree, `hub` flagged."""
+    deg = m.frame("entity_degrees", **scope)
+    return deg.with_columns((pl.col("degree") >= hub_degree).alias("hub")).select(
+        "entity", "label", "degree", "current_degree", "hub", "entity_id").sort(
+        "degree", "entity", descending=[True, False])
+
+
+def entity_memories(m: Any, entity_id: str, scope: Scope) -> pl.DataFrame:
+    """The scope's memories linked to one entity."""
+    ids = m.frame("postings", **scope).filter(pl.col("entity_id") == entity_id)["memory_id"].to_list()
+    return m.frame("timeline", **scope).filter(pl.col("id").is_in(ids)).select(
+        "memory", "status", "valid_from", "valid_to", "id").sort("valid_from")
+
+
+# -- governance -------------------------------------------------------------------------------------
+def history_log(m: Any, scope: Scope | None, events: list[str] | None = None) -> pl.DataFrame:
+    """History events (newest first), optionally of some event kinds only."""
+    df = m.frame("history", **(scope or {}))
+    if events:
+        df = df.filter(pl.col("event").is_in(events))
+    return df.sort("created_at", "id", descending=[True, False]).select(
+        "created_at", "event", "old_memory", "new_memory", "actor_id", "memory_id", "id")
+
+
+def erasure_preview(m: Any, scope: Scope) -> dict[str, int]:
+    """How many rows of each kind the scope holds (what forget() will remove)."""
+    return {name: m.frame(name, **scope).height for name in ("memories", "history", "messages", "extraction_runs",
+                                                             "links", "postings")}
+
+
+# -- export -----------------------------------------------------------------------------------------
+def csv_safe(df: pl.DataFrame) -> pl.DataFrame:
+    """Nested columns (lists, structs, arrays) as JSON text, so the frame can be written as CSV.
+
+    >>> csv_safe(pl.DataFrame({"a": [["x", "y"]]}))["a"][0]
+    '["x", "y"]'
+    """
+    nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Struct, pl.Array))]
+    if not nested:
+        return df
+    return df.with_columns(pl.Series(c, [None if v is None else json.dumps(v, default=str) for v in df[c].to_list()],
+                                     dtype=pl.Utf8) for c in nested)

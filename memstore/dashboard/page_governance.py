@@ -1,0 +1,83 @@
+"""Governance: the history log, erasure receipts, retention policies, the doctor, and erasing a
+scope (typed confirmation, then the receipt)."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from memstore.dashboard import data
+from memstore.dashboard.widgets import PageContext, advice_on_error, need_scope, read_only_note, show_table
+from memstore.governance.forget_scope import ErasureIncompleteError
+
+TITLE = "Governance"
+EVENTS = ["ADD", "UPDATE", "DELETE", "SUPERSEDE", "RESOLVE", "EXPIRE"]
+
+
+def render(ctx: PageContext) -> None:
+    st.title("Governance")
+    m = ctx.memory
+    receipt = st.session_state.get("last_receipt")
+    if receipt:
+        render_receipt(receipt)
+    if not need_scope(ctx):
+        return
+    st.subheader(f"History log · {ctx.label}")
+    events = st.multiselect("Events (empty: all)", EVENTS, key="gov_events")
+    show_table(data.history_log(m, ctx.scope, events), f"history {ctx.label}", key="history")
+
+    st.subheader("Erasure receipts")
+    receipts = m.erasure_receipts()
+    if receipts:
+        st.dataframe([{k: str(r.get(k)) for k in ("completed_at", "verified", "method", "actor_id", "scope_keys", "id")}
+                      for r in receipts], hide_index=True, key="df_receipts")
+    else:
+        st.caption("No scope has been erased from this store.")
+
+    st.subheader("Retention policies")
+    policies = m.retention_policies()
+    if policies.is_empty():
+        st.caption("None: messages and history text are kept until erased.")
+    else:
+        show_table(policies, "retention policies", key="retention")
+
+    st.subheader("Doctor")
+    if st.button("Check the store's invariants", key="gov_doctor"):
+        with advice_on_error("Doctor"), st.spinner("Checking…"):
+            problems = m.doctor()
+            if problems.is_empty():
+                st.success("Healthy: every invariant holds.")
+            else:
+                st.error(f"{problems.height} problem(s) found.")
+                show_table(problems, "doctor", key="doctor")
+    render_erase(ctx)
+
+
+def render_erase(ctx: PageContext) -> None:
+    st.subheader(f"Erase {ctx.label}")
+    counts = data.erasure_preview(ctx.memory, ctx.scope)
+    st.markdown("Erasure removes every row naming this scope — "
+                + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items())
+                + " — from every table and registered Parquet export, rewrites the file so no deleted bytes remain, "
+                "verifies, and stores a receipt. **It cannot be undone.**")
+    disabled = read_only_note(ctx)
+    typed = st.text_input(f"Type `{ctx.label}` to confirm", key="gov_erase_confirm", disabled=disabled)
+    ok = typed.strip() == ctx.label
+    if st.button(f"Erase {ctx.label}", key="gov_erase", type="primary", disabled=disabled or not ok):
+        with advice_on_error("Erasure"), st.spinner(f"Erasing {ctx.label} and rewriting the store file…"):
+            try:
+                receipt = ctx.memory.forget(**ctx.scope, actor_id=ctx.actor_id)
+            except ErasureIncompleteError as exc:   # rows gone, file not rewritten: show its receipt
+                receipt = exc.receipt
+            st.session_state["last_receipt"] = {"scope": ctx.label, **json.loads(json.dumps(receipt, default=str))}
+            st.session_state.pop("gov_erase_confirm", None)
+            st.rerun()
+
+
+def render_receipt(receipt: dict) -> None:
+    verified = receipt.get("verified")
+    (st.success if verified else st.error)(
+        f"Erased {receipt['scope']}: " + ("verified, nothing of it is left in the store's files."
+                                          if verified else "NOT verified — see the receipt."))
+    with st.expander("Erasure receipt", expanded=True):
+        st.json({k: v for k, v in receipt.items() if k != "scope"})

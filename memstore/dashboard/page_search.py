@@ -1,0 +1,81 @@
+"""Search lab: a query's ranked results with a bar per signal (semantic, keyword, entity, recency),
+the channels that recalled each, the threshold as a line; two settings side by side."""
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from memstore.dashboard import charts, data
+from memstore.dashboard.widgets import PageContext, advice_on_error, need_scope, show_table
+
+TITLE = "Search lab"
+CHANNELS = ("semantic", "keyword", "entity")
+
+
+def settings(col, tag: str, cfg) -> dict:  # noqa: ANN001 - a Streamlit column
+    """Widgets for one search setting; returns explain_search kwargs plus top_k and threshold."""
+    with col.expander(f"Setting {tag}", expanded=True):
+        top_k = st.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
+        threshold = st.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.3), 0.01, key=f"s{tag}_threshold")
+        channels = st.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
+        sc = cfg.search
+        w = {name: st.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
+             for name in data.SIGNALS}
+        include_superseded = st.checkbox("include superseded", key=f"s{tag}_superseded")
+    return {"top_k": top_k, "threshold": threshold, "channels": tuple(channels), "weights": w,
+            "include_superseded": include_superseded}
+
+
+def run(ctx: PageContext, query: str, s: dict) -> pl.DataFrame | None:
+    if not s["channels"]:
+        st.warning("Pick at least one channel.")
+        return None
+    if sum(s["weights"][c] for c in (*s["channels"], "recency") if c in s["weights"]) <= 0:
+        st.warning("All weights of the chosen channels are 0.")
+        return None
+    with advice_on_error("Search"), st.spinner("Searching…"):
+        cands = ctx.memory.explain_search(query, **ctx.scope, limit=s["top_k"], channels=s["channels"],
+                                          weights=s["weights"], include_superseded=s["include_superseded"])
+        return data.search_results(cands, s["threshold"], s["top_k"])
+    return None
+
+
+def show_results(results: pl.DataFrame, s: dict, tag: str) -> None:
+    if results.is_empty():
+        st.info("No candidates.")
+        return
+    above = int(results["above_threshold"].sum())
+    st.markdown(f"**{above} result(s) at or above {s['threshold']:.2f}** ({results.height} candidates shown)")
+    st.altair_chart(charts.signal_bars(results, s["threshold"]), width="stretch")
+    show_table(results, f"search results {tag}", key=f"results_{tag}",
+               column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
+                                                                        format="%.3f")})
+
+
+def render(ctx: PageContext) -> None:
+    st.title("Search lab")
+    if not need_scope(ctx):
+        return
+    st.caption(f"Searching {ctx.label}: candidates from three channels, fused in SQL (score in [0, 1]).")
+    query = st.text_input("Query", key="search_query", placeholder="e.g. where does alice live?")
+    compare = st.toggle("Compare two settings", key="search_compare")
+    cfg = ctx.memory.config
+    tags = ("A", "B") if compare else ("A",)
+    cols = st.columns(len(tags))
+    specs = [(tag, col, settings(col, tag, cfg)) for tag, col in zip(tags, cols)]
+    if not query.strip():
+        st.info("Type a query to see how each signal ranks the scope's memories.")
+        return
+    outs = {}
+    for tag, col, s in specs:
+        with col:
+            if compare:
+                st.markdown(f"### Setting {tag}")
+            res = run(ctx, query, s)
+            if res is not None:
+                outs[tag] = res
+                show_results(res, s, tag)
+    if compare and len(outs) == 2:
+        st.subheader("A vs B")
+        st.caption("rank in each setting (empty: below threshold or not recalled); moved = rank B − rank A")
+        show_table(data.compare_results(outs["A"], outs["B"]), "search comparison", key="results_compare")

@@ -1,0 +1,103 @@
+"""Shared page helpers: the page context, tables with CSV/Parquet downloads, one-shot messages after
+an action, and library errors turned into advice."""
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from memstore.dashboard.data import Scope, csv_safe, scope_label
+from memstore.errors import MemstoreError
+
+
+@dataclass
+class PageContext:
+    """What every page gets: the open Memory, the chosen scope, who is acting."""
+
+    memory: Any
+    scope: Scope | None
+    scopes: list[Scope] = field(default_factory=list)
+    actor_id: str = "dashboard"
+    read_only: bool = False
+
+    @property
+    def label(self) -> str:
+        return scope_label(self.scope) if self.scope else "(no scope)"
+
+
+def need_scope(ctx: PageContext) -> bool:
+    """Show advice and return False when the store has no scope to look at yet."""
+    if ctx.scope:
+        return True
+    st.info("This store has no memories or messages yet — ingest a chat export with "
+            "`memstore ingest FILE --user alice`, then reload.")
+    return False
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "table"
+
+
+def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: Callable[[Any], Any] | None = None,
+               height: int | str = "auto", column_config: dict[str, Any] | None = None,
+               caption: str | None = None) -> None:
+    """A table and two download buttons (CSV, Parquet) for exactly the rows shown."""
+    key = key or _slug(name)
+    data: Any = df
+    if styler is not None and not df.is_empty():
+        data = styler(df.to_pandas().style)
+    st.dataframe(data, hide_index=True, height=height, column_config=column_config, key=f"df_{key}")
+    left, right, note = st.columns([1, 1, 4])
+    csv = csv_safe(df).write_csv().encode("utf-8")
+    buf = io.BytesIO()
+    df.write_parquet(buf)
+    left.download_button("CSV", csv, file_name=f"{_slug(name)}.csv", mime="text/csv", key=f"csv_{key}",
+                         icon=":material/download:", on_click="ignore")
+    right.download_button("Parquet", buf.getvalue(), file_name=f"{_slug(name)}.parquet",
+                          mime="application/vnd.apache.parquet", key=f"parquet_{key}",
+                          icon=":material/download:", on_click="ignore")
+    note.caption(caption or f"{df.height} rows")
+
+
+def flash(message: str, kind: str = "success") -> None:
+    """Keep a message for the next run (shown once by `show_flash`), e.g. after an action + rerun."""
+    st.session_state.setdefault("_flash", []).append((kind, message))
+
+
+def show_flash() -> None:
+    for kind, message in st.session_state.pop("_flash", []):
+        getattr(st, kind)(message)
+
+
+@contextmanager
+def advice_on_error(action: str) -> Iterator[None]:
+    """Show a library error as a message (what failed and what to do) instead of a traceback."""
+    try:
+        yield
+    except MemstoreError as exc:
+        st.error(f"{action} failed: {exc}")
+    except FileNotFoundError as exc:
+        st.error(f"{action} failed: {exc}")
+
+
+def read_only_note(ctx: PageContext) -> bool:
+    """True (and a note) when the store is a read-only snapshot: actions are off."""
+    if ctx.read_only:
+        st.caption("Read-only snapshot: actions are disabled. Open the store itself to change it.")
+    return ctx.read_only
+
+
+def row_colors(column: str, colors: dict[str, str]) -> Callable[[Any], Any]:
+    """A pandas Styler function colouring whole rows by the value of `column`."""
+    def style(styler: Any) -> Any:
+        def paint(row: Any) -> list[str]:
+            color = colors.get(str(row[column]))
+            return [f"background-color: {color}" if color else ""] * len(row)
+        return styler.apply(paint, axis=1)
+    return style

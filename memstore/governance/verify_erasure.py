@@ -1,0 +1,169 @@
+"""Prove an erasure: look for the erased scope's id and distinctive strings ("needles") in the raw
+bytes of every file memstore wrote, and count rows of the scope left anywhere.
+
+A needle that still occurs in live data of another scope (a shared word, an entity another user
+also names) cannot tell a leak from legitimate content, so it is set aside and counted as shared
+rather than scanned. The byte scan finds verbatim copies: uncompressed DuckDB segments, dictionary
+pages, WAL records, uncompressed Parquet. Strings inside FSST- or zstd-compressed pages are not
+visible to it, which is why erasure does not rely on the scan: the rewrite is what removes the
+bytes, the scan is the evidence, and Parquet exports are also checked row by row after decoding.
+
+>>> pick_needles(["My cat Zyxwvutronix likes tuna", "I live in Vexhollow"], ["user-42"])
+['user-42', 'Zyxwvutronix', 'zyxwvutronix', 'Vexhollow', 'vexhollow']
+>>> pick_needles(["Bob likes tea"], ["bob"])         # too short to mean anything in raw bytes
+[]
+>>> re2_literal("a.b")
+'\\\\x{61}\\\\x{2e}\\\\x{62}'
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memstore.governance.catalog import (
+    BOOKKEEPING_TABLES,
+    is_attributable,
+    quote_ident,
+    relation,
+    scope_row_counts,
+    table_columns,
+    table_label,
+    text_columns,
+)
+
+_TOKEN = re.compile(r"[^\W_][\w-]{5,}", re.UNICODE)
+MAX_TEXT_NEEDLES = 12
+MIN_NEEDLE = 6      # shorter strings ("bob", "v") occur by chance in any file: a hit would mean nothing
+
+
+def pick_needles(texts: Iterable[str | None], ids: Sequence[str], limit: int = MAX_TEXT_NEEDLES) -> list[str]:
+    """The scope's identity values, then up to `limit` distinctive tokens (longest first; those
+    with capitals or digits before plain words), each also in lower case (keyword terms are).
+    Nothing shorter than MIN_NEEDLE characters is used."""
+    seen: dict[str, int] = {}
+    for n, text in enumerate(t for t in texts if t):
+        for tok in _TOKEN.findall(text):
+            seen.setdefault(tok, n)
+    ranked = sorted(seen, key=lambda t: (not any(c.isupper() or c.isdigit() for c in t), -len(t), seen[t]))
+    out: list[str] = []
+    for value in [i for i in ids if len(i) >= MIN_NEEDLE] + ranked[:limit]:
+        for v in (value, value.lower()):
+            if v not in out:
+                out.append(v)
+    return out
+
+
+def re2_literal(text: str) -> str:
+    """A RE2 pattern matching `text` literally, whatever characters it holds."""
+    return "".join(f"\\x{{{ord(c):x}}}" for c in text)
+
+
+def row_text_sql(columns: Sequence[str]) -> str:
+    """SQL expression joining a row's text columns with U+001F (cast first: JSON and lists)."""
+    return "concat_ws(chr(31), " + ", ".join(f"CAST({quote_ident(c)} AS VARCHAR)" for c in columns) + ")"
+
+
+def needle_rows(con: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> dict[str, dict[str, int]]:
+    """For each relation (SQL name → text columns), how many of its rows hold each needle."""
+    out: dict[str, dict[str, int]] = {}
+    if not needles:
+        return out
+    pattern = "|".join(re2_literal(n) for n in needles)
+    for rel, columns in relations.items():
+        if not columns:
+            continue
+        text = row_text_sql(columns)
+        sql = f"SELECT {text} FROM {rel} WHERE regexp_matches({text}, $pattern)"
+        for (s,) in con.execute(sql, {"pattern": pattern}).fetchall():
+            for n in needles:
+                if s and n in s:
+                    out.setdefault(rel, {}).setdefault(n, 0)
+                    out[rel][n] += 1
+    return out
+
+
+def live_needles(con: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> set[str]:
+    """Needles that occur in some row of the given relations."""
+    return {n for per in needle_rows(con, relations, needles).values() for n in per}
+
+
+def scan_files(paths: Iterable[str], needles: Sequence[str]) -> dict[str, int]:
+    """Occurrences of any needle in each file's raw bytes (files that do not exist are skipped)."""
+    encoded = [n.encode("utf-8") for n in needles if n]
+    hits: dict[str, int] = {}
+    for path in paths:
+        if not os.path.isfile(path):
+            continue
+        size = os.path.getsize(path)
+        count = 0
+        if size and encoded:
+            with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                for n in encoded:
+                    pos = mm.find(n)
+                    while pos != -1:
+                        count += 1
+                        pos = mm.find(n, pos + 1)
+        hits[path] = count
+    return hits
+
+
+def store_files(db_path: str) -> list[str]:
+    """The database file, its WAL and any sidecar `<db>.*` file that DuckDB or memstore made
+    (the receipt key file excepted: it holds only random bytes)."""
+    if db_path == ":memory:":
+        return []
+    folder = os.path.dirname(os.path.abspath(db_path)) or "."
+    base = os.path.basename(db_path)
+    out = [db_path]
+    for name in sorted(os.listdir(folder)):
+        full = os.path.join(folder, name)
+        if name.startswith(base + ".") and not name.endswith(".receipt-key") and os.path.isfile(full):
+            out.append(full)
+    tmpdir = db_path + ".tmp"
+    if os.path.isdir(tmpdir):
+        for root, _dirs, files in os.walk(tmpdir):
+            out.extend(os.path.join(root, f) for f in files)
+    return out
+
+
+def verify_erasure(db: Any, scope: dict[str, str], needles: Sequence[str], *, export_files: Sequence[str] = (),
+                   export_live: set[str] = frozenset(), export_rows_left: dict[str, int] | None = None
+                   ) -> dict[str, Any]:
+    """Evidence that the scope is gone, as a content-free summary (counts, file names, `ok`):
+
+    - rows still matching the scope's identity, in the store and in the exports (must be 0);
+    - rows of tables that cannot be tied to a scope (no identity, scope_key or memory reference)
+      that hold a needle (must be 0: nothing says whose they are);
+    - raw-byte hits of the non-shared needles in the database file, WAL, sidecars and exports.
+    """
+    tables = table_columns(db)
+    attributable: dict[str, list[str]] = {}
+    other: dict[str, list[str]] = {}
+    labels: dict[str, str] = {}
+    for (schema, table), cols in tables.items():
+        if (schema, table) == ("main", "entities"):
+            # an entity is someone's only while a posting names it
+            used = "EXISTS (SELECT 1 FROM entity_postings p WHERE p.entity_id = e.id)"
+            attributable[f"(SELECT * FROM entities e WHERE {used})"] = text_columns(cols)
+            orphans = f"(SELECT * FROM entities e WHERE NOT {used})"
+            other[orphans] = text_columns(cols)
+            labels[orphans] = "entities (no postings)"
+            continue
+        target = attributable if is_attributable(table, cols) and (schema, table) not in BOOKKEEPING_TABLES else other
+        target[relation(schema, table)] = text_columns(cols)
+        labels[relation(schema, table)] = table_label(schema, table)
+    shared = live_needles(db.con, attributable, needles) | set(export_live)
+    checked = [n for n in needles if n not in shared]
+    unattributed = {labels[rel]: sum(per.values()) for rel, per in needle_rows(db.con, other, checked).items()}
+    files = store_files(db.path) + [f for f in export_files if os.path.isfile(f)]
+    hits = scan_files(files, checked)
+    left = {k: v for k, v in scope_row_counts(db, scope).items() if v}
+    left.update({f: n for f, n in (export_rows_left or {}).items() if n})
+    return {"ok": not any(hits.values()) and not left and not unattributed,
+            "needles_checked": len(checked), "needles_shared": len(shared & set(needles)),
+            "files_scanned": len(hits), "bytes_scanned": sum(os.path.getsize(f) for f in hits),
+            "hits": {f: n for f, n in hits.items() if n}, "scope_rows_left": left,
+            "unattributed_rows_with_needles": unattributed}

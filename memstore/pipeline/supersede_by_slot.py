@@ -1,0 +1,106 @@
+"""Steps 6b and 7b: truth maintenance on the write path (under the write lock).
+
+`supersede_by_slot` (before build_rows) reads which subject + slot each new fact states
+("Alice moved to Seattle" → alice / lives_in) and, when slot supersession is on for this extractor,
+makes the newest fact of a slot supersede the current ones: commit_rows then closes their validity,
+writes the `supersedes` link and the SUPERSEDE history row in the add's own transaction.
+A fact older than the current one on its slot (a late, out-of-order input) is stored already
+superseded by it instead. Facts stated as additions ("also works at ...") replace nothing.
+
+`attach_slots` (after build_rows) adds the slot columns to the memories rows and the rows that
+record a late fact's supersession.
+
+Config `slot_supersession`: "heuristic" (default: only facts of the offline extractor or
+infer=False; the LLM names what it supersedes itself), "always" (also on top of the LLM), "off".
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from memstore.ids import new_id
+from memstore.pipeline.types import AddState, Fact
+from memstore.providers.fact_slots import detect_slot
+
+
+def _active(state: AddState, rt: Any) -> bool:
+    mode = rt.config.slot_supersession
+    if mode == "off":
+        return False
+    extractor = state.extraction.extractor if state.extraction else "none"
+    return mode == "always" or extractor in ("heuristic", "none")
+
+
+def _when(f: Fact, state: AddState) -> Any:
+    return f.valid_from or state.timestamp or state.now
+
+
+def supersede_by_slot(state: AddState, rt: Any) -> AddState:
+    t0 = time.perf_counter()
+    additive: set[int] = set()
+    for f in state.facts:
+        m = detect_slot(f.text, speaker=f.attributed_to)
+        if m is not None:
+            f.subject, f.slot, f.slot_value = m.subject, m.slot, m.value
+            if m.additive:
+                additive.add(id(f))
+    added = [f for f in state.facts if f.outcome == "added" and f.slot]
+    if added and _active(state, rt):
+        keys = sorted({f"{f.subject}|{f.slot}" for f in added})
+        holders: dict[str, list[tuple[str, Any]]] = {k: [] for k in keys}
+        for mid, key, valid_from in rt.db.rows("queries/current_slot_memories", {
+                "scope_key": state.scope.key, "keys": keys, "now": state.now}):
+            holders[key].append((mid, valid_from))
+        order = {id(f): n for n, f in enumerate(state.facts)}
+        for f in sorted(added, key=lambda f: (_when(f, state), order[id(f)])):
+            key, when = f"{f.subject}|{f.slot}", _when(f, state)
+            newer = [h for h in holders[key] if h[1] is not None and h[1] > when]
+            if newer:       # a stored fact on this slot is newer: this one was already replaced
+                f.superseded_by = min(newer, key=lambda h: h[1])
+                continue
+            if id(f) in additive:
+                holders[key].append((f.id, when))
+                continue
+            f.supersedes = list(dict.fromkeys(f.supersedes + [h[0] for h in holders[key]]))
+            holders[key] = [(f.id, when)]
+    state.timings["supersede"] = time.perf_counter() - t0
+    return state
+
+
+def attach_slots(state: AddState, rt: Any) -> AddState:
+    tables = state.tables
+    mem = tables["memories"]
+    by_id = {f.id: f for f in state.facts if f.outcome == "added"}
+    facts = [by_id[i] for i in mem.column("id").to_pylist()]
+    for name in ("subject", "slot", "slot_value"):
+        mem = mem.append_column(name, pa.array([getattr(f, name) for f in facts], pa.string()))
+    late = [f for f in facts if f.superseded_by is not None]
+    mem = mem.append_column("superseded_by", pa.array(
+        [f.superseded_by[0] if f.superseded_by else None for f in facts], pa.string()))
+    mem = mem.append_column("invalidated_at", pa.array(
+        [f.superseded_by[1] if f.superseded_by else None for f in facts], pa.timestamp("us")))
+    tables["memories"] = mem
+    if late:
+        tables["memory_links"] = _append(tables["memory_links"], state, [
+            {"src_id": f.superseded_by[0], "dst_id": f.id, "kind": "supersedes", "created_at": state.now}
+            for f in late])
+        cfg = rt.config
+        if cfg.history != "off":
+            full = cfg.history == "full"
+            tables["history"] = _append(tables["history"], state, [
+                {"id": new_id(), "memory_id": f.id, "event": "SUPERSEDE", "old_memory": f.text if full else None,
+                 "new_memory": None, "actor_id": state.actor_id, "role": "user", "created_at": state.now}
+                for f in late])
+    return state
+
+
+def _append(table: pa.Table, state: AddState, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows (plus the scope's identity columns) appended to an Arrow table of the same schema."""
+    sc = state.scope
+    ident = {"scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id, "run_id": sc.run_id}
+    extra = pa.Table.from_pylist([{**r, **ident} for r in rows]).select(table.column_names)
+    if table.num_rows == 0:    # build_rows leaves empty columns untyped
+        return extra
+    return pa.concat_tables([table, extra.cast(table.schema)])

@@ -1,0 +1,1 @@
+DELETE FROM retention_policies WHERE id = $id;

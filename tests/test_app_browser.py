@@ -1,0 +1,206 @@
+"""End to end: `streamlit run app.py` on 127.0.0.1, driven by headless Debian Chromium through
+Playwright (executable_path: no browser download). Clicks through every page, runs a search and
+resolves a contradiction, then checks the store itself; screenshots go to tests/artifacts/."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                       reason=f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)"),
+]
+playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+pytest.importorskip("streamlit", reason="streamlit is not installed (pip install -e '.[app]')")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from memstore.dashboard.demo_store import ensure_demo_store
+
+    template = tmp_path_factory.getbasetemp() / "dashboard-demo" / "demo.duckdb"   # shared with test_app_pages
+    template.parent.mkdir(exist_ok=True)
+    if not template.exists():
+        ensure_demo_store(template)
+    target = tmp_path_factory.mktemp("browser") / "demo.duckdb"
+    shutil.copyfile(template, target)
+    return target
+
+
+class AppServer:
+    """`streamlit run app.py` on 127.0.0.1:<free port>, headless, on the given store."""
+
+    def __init__(self, store: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = store.parent / "streamlit.log"
+        env = dict(os.environ, MEMSTORE_PATH=str(store), PYTHONUNBUFFERED="1")
+        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", "127.0.0.1",
+               "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none", "--global.developmentMode", "false",
+               "--client.toolbarMode", "viewer"]
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"streamlit did not start:\n{self.log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        """Stop the server (it holds the store's write lock until then)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def server(store):
+    srv = AppServer(store)
+    srv.wait_ready()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 2000})
+        pg.set_default_timeout(30_000)
+        pg.goto(server.url)
+        yield pg
+        browser.close()
+
+
+def shot(page, name: str) -> None:
+    page.wait_for_timeout(400)    # let charts finish drawing
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def heading(page, text: str):
+    return page.get_by_role("heading", name=text, exact=True).first
+
+
+def go(page, title: str) -> None:
+    page.get_by_test_id("stSidebar").get_by_text(title, exact=True).click()
+    heading(page, title).wait_for()
+
+
+def no_exception(page) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def choose(page, label: str, option: str, within=None) -> None:
+    """Pick `option` in the selectbox labelled `label` (in `within`, default the page)."""
+    box = (within or page).get_by_role("combobox", name=label, exact=True)
+    box.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    playwright.expect(box).to_have_value(option)
+
+
+def in_table(page, text: str):
+    """A table cell (tables draw on a canvas; their cells live in a hidden accessible grid)."""
+    cell = page.get_by_role("gridcell", name=text, exact=True, include_hidden=True).first
+    cell.wait_for(state="attached")
+    return cell
+
+
+def test_click_through_search_and_resolve(page, server, store):
+    from memstore import Memory
+
+    heading(page, "Overview").wait_for()
+    page.get_by_text("current memories").wait_for()
+    in_table(page, "user:alice")
+    no_exception(page)
+    shot(page, "01_overview")
+
+    go(page, "Memories")
+    in_table(page, "Alice lives in Seattle now, in Capitol Hill")
+    choose(page, "Inspect a memory", "Alice lives in Seattle now, in Capitol Hill")
+    heading(page, "Alice lives in Seattle now, in Capitol Hill").wait_for()
+    in_table(page, "Alice moved to Seattle last weekend")        # the fact it replaced, in its chain
+    no_exception(page)
+    shot(page, "02_memories")
+
+    go(page, "Extractions")
+    page.get_by_text("Inspect a run").wait_for()
+    no_exception(page)
+    shot(page, "03_extractions")
+
+    go(page, "Search lab")
+    query = page.get_by_label("Query")
+    query.fill("where does alice live?")
+    query.press("Enter")
+    page.get_by_text(re.compile(r"result\(s\) at or above")).wait_for()
+    page.get_by_test_id("stVegaLiteChart").first.wait_for()
+    in_table(page, "Alice lives in Seattle now, in Capitol Hill")
+    no_exception(page)
+    shot(page, "04_search_lab")
+
+    go(page, "Entities")
+    page.get_by_text("Hub entities").wait_for()
+    no_exception(page)
+    shot(page, "05_entities")
+
+    go(page, "Governance")
+    page.get_by_text("History log").first.wait_for()
+    no_exception(page)
+    shot(page, "06_governance")
+
+    choose(page, "Scope", "user:sam", within=page.get_by_test_id("stSidebar"))
+    go(page, "Expirations")
+    in_table(page, "Sam has a gym day pass for the weekend")
+    no_exception(page)
+    shot(page, "07_expirations")
+
+    go(page, "Timeline & contradictions")
+    page.get_by_text("same subject and slot lives_in: denver vs austin", exact=True).wait_for()
+    shot(page, "08_timeline_before_resolve")
+    page.get_by_role("button", name="Keep newer").click()
+    page.get_by_text(re.compile("Kept “Sam lives in Austin”")).wait_for()
+    page.get_by_text("No contradictions among the current facts of user:sam.").wait_for()
+    no_exception(page)
+    shot(page, "09_timeline_after_resolve")
+
+    # What the click wrote, read from the file itself once the app has let go of it.
+    server.stop()
+    with Memory(str(store), config={"read_only": True}) as m:
+        assert m.contradictions(user_id="sam").is_empty()
+        tl = {r["memory"]: r for r in m.timeline(user_id="sam").iter_rows(named=True)}
+        old, new = tl["Sam lives in Denver"], tl["Sam lives in Austin"]
+        assert (old["status"], old["superseded_by"], new["status"]) == ("superseded", new["id"], "current")
+        assert [(e["event"], e["actor_id"]) for e in m.history(old["id"])][-1] == ("RESOLVE", "dashboard")
