@@ -3,4 +3,5 @@ The store is $MEMSTORE_PATH or the one named in the sidebar; with none, the demo
 live in memstore/dashboard/."""
 from memstore.dashboard.main import main
 
-main()
+if __name__ == "__main__":      # Streamlit runs this file as __main__; importing it does nothing
+    main()

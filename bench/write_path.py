@@ -27,7 +27,6 @@ import json
 import os
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile

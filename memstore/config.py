@@ -37,10 +37,11 @@ class LLMConfig:
 
 @dataclass
 class EmbedderConfig:
-    """Embedder. `local` = bundled MiniLM-L6-v2 ONNX int8 (offline default); `openai` = any
+    """Embedder. `local` = bundled MiniLM-L6-v2 ONNX int8 (offline default); `static` = bundled
+    model2vec distillation of it (~20x faster, weaker: bulk ingest); `openai` = any
     OpenAI-compatible /embeddings endpoint; `hashing` = tiny deterministic bag-of-words (tests)."""
 
-    provider: Literal["local", "openai", "hashing"] = "local"
+    provider: Literal["local", "static", "openai", "hashing"] = "local"
     model: str = "all-MiniLM-L6-v2-int8"
     base_url: str | None = None
     api_key: str | None = None
@@ -66,9 +67,10 @@ class SearchConfig:
     / (sum of weights); every signal is in [0, 1], so the score is in [0, 1]."""
 
     w_semantic: float = 0.6
-    w_keyword: float = 0.25
-    w_entity: float = 0.15
+    w_keyword: float = 0.3
+    w_entity: float = 0.1
     w_recency: float = 0.0
+    w_slot: float = 0.15           # only for queries that ask about an attribute (lives_in, works_at, ...)
     candidate_k: int = 100         # per channel, before fusion
     k1: float = 1.2                # BM25
     b: float = 0.75                # BM25
@@ -128,7 +130,7 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
 
 
 def _validate(obj: Any, prefix: str) -> None:
-    choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "openai", "hashing")},
+    choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "static", "openai", "hashing")},
                "history": {MemoryConfig: ("full", "redacted", "off")},
                "slot_supersession": {MemoryConfig: ("heuristic", "always", "off")}}
     for name, per_cls in choices.items():

@@ -106,8 +106,16 @@ def page(server):
         browser.close()
 
 
+def settle(page) -> None:
+    """Wait until the script run is over: no running indicator, no stale (greyed) elements left."""
+    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')"
+                           " && !document.querySelector('[data-stale=true]')")
+
+
 def shot(page, name: str) -> None:
-    page.wait_for_timeout(400)    # let charts finish drawing
+    settle(page)
+    page.wait_for_timeout(300)    # let charts finish drawing
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
@@ -156,16 +164,11 @@ def test_click_through_search_and_resolve(page, server, store):
     no_exception(page)
     shot(page, "02_memories")
 
-    go(page, "Extractions")
-    page.get_by_text("Inspect a run").wait_for()
-    no_exception(page)
-    shot(page, "03_extractions")
-
     go(page, "Search lab")
     query = page.get_by_label("Query")
     query.fill("where does alice live?")
     query.press("Enter")
-    page.get_by_text(re.compile(r"result\(s\) at or above")).wait_for()
+    page.get_by_text(re.compile(r"result\(s\) at or above 0\.30")).wait_for()
     page.get_by_test_id("stVegaLiteChart").first.wait_for()
     in_table(page, "Alice lives in Seattle now, in Capitol Hill")
     no_exception(page)
@@ -182,6 +185,15 @@ def test_click_through_search_and_resolve(page, server, store):
     shot(page, "06_governance")
 
     choose(page, "Scope", "user:sam", within=page.get_by_test_id("stSidebar"))
+    go(page, "Extractions")
+    page.get_by_text("1 run(s) failed (malformed answer or LLM error)", exact=False).wait_for()
+    in_table(page, "malformed")
+    page.get_by_role("combobox", name="Inspect a run").click()
+    page.get_by_role("option").filter(has_text="malformed").first.click()
+    page.get_by_text("Extractor error: answer is not JSON", exact=False).wait_for()
+    no_exception(page)
+    shot(page, "03_extractions")
+
     go(page, "Expirations")
     in_table(page, "Sam has a gym day pass for the weekend")
     no_exception(page)

@@ -179,6 +179,7 @@ def test_exports_and_leftover_files(store, tmp_path):
     assert not fixed.filter(fixed["check"] == "export_checksums")["repaired"].any()
 
 
+@pytest.mark.filterwarnings("ignore:store .* was embedded with")   # the CLI's default embedder; nothing is embedded
 def test_cli_doctor_exit_codes(store, capsys):
     path = store.db.path
     store.db.con.execute("DELETE FROM memories WHERE user_id = 'carl'")

@@ -294,11 +294,11 @@ def test_receipt_key_lives_outside_the_database(tmp_path, monkeypatch):
 
 def test_cli_forget_needs_yes_then_erases(tmp_path, capsys):
     path = str(tmp_path / "c.duckdb")
-    with Memory(path, config={"embedder": {"provider": "hashing"}}) as m:
+    with Memory(path) as m:                           # the CLI opens stores with the default embedder
         m.add("Ivan collects Snorklewhistles", user_id="ivan", infer=False)
     assert cli(["forget", "--user", "ivan", "--store", path]) == 2
     assert "--yes" in capsys.readouterr().err
-    with Memory(path, config={"embedder": {"provider": "hashing"}}) as m:
+    with Memory(path) as m:
         assert len(m.get_all(user_id="ivan")["results"]) == 1
     assert cli(["forget", "--user", "ivan", "--yes", "--store", path]) == 0
     assert "verification PASSED" in capsys.readouterr().out
@@ -340,4 +340,49 @@ def test_a_broken_export_is_reported_and_the_rest_is_still_erased(tmp_path):
     assert r["verified"] is False and r["verification"]["export_problems"]
     assert m.get_all(user_id="lumi")["results"] == []
     assert not any(b"Crumplehorns" in p.read_bytes() for p in root.glob("m.duckdb*"))    # the database is clean
+    m.close()
+
+
+def test_async_forget_then_reads_from_pooled_threads_use_the_new_file(tmp_path):
+    import asyncio
+
+    from memstore import AsyncMemory
+
+    async def scenario() -> tuple[dict, list, list]:
+        async with AsyncMemory(str(tmp_path / "as.duckdb"), config={"embedder": {"provider": "hashing"}}) as am:
+            await am.add("Mina grows Snozzleberries", user_id="mina", infer=False)
+            await am.add("Noor grows tomatoes", user_id="noor", infer=False)
+            await asyncio.gather(*(am.get_all(user_id="noor") for _ in range(4)))   # cursors on pooled threads
+            receipt = await am.forget(user_id="mina")
+            noor = await asyncio.gather(*(am.get_all(user_id="noor") for _ in range(4)))
+            mina = await am.get_all(user_id="mina")
+            return receipt, noor, mina["results"]
+
+    receipt, noor, mina = asyncio.run(scenario())
+    assert receipt["verified"] and mina == []
+    assert all([r["memory"] for r in out["results"]] == ["Noor grows tomatoes"] for out in noor)
+    assert scan_tree(tmp_path, ["Snozzleberries"]) == {}
+
+
+def test_hive_partitioned_export_loses_the_scopes_folder(tmp_path):
+    root = tmp_path / "s"
+    m = Memory(str(root / "m.duckdb"), config={"embedder": {"provider": "hashing"}})
+    m.add("Olek hoards Gribblenuts", user_id="olek-1234", infer=False)
+    m.add("Pia hoards stamps", user_id="pia", infer=False)
+    export = root / "exports" / "hive"
+    (export / "memories").mkdir(parents=True)
+    m.db.con.execute(f"COPY (SELECT * EXCLUDE (embedding) FROM memories) TO '{export / 'memories'}' "
+                     "(FORMAT parquet, PARTITION_BY (user_id), COMPRESSION uncompressed)")
+    files = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.parquet"))
+    assert any("user_id=olek-1234" in f for f in files)
+    (export / "manifest.json").write_text(json.dumps({"files": [
+        {"table": "memories", "path": f, "rows": 1, "sha256": hashlib.sha256((export / f).read_bytes()).hexdigest()}
+        for f in files]}))
+    m.db.con.execute("INSERT INTO exports VALUES ('hive', ?, 'parquet_export', now())", [str(export)])
+    r = m.forget(user_id="olek-1234")
+    assert r["verified"] and not (export / "memories" / "user_id=olek-1234").exists()
+    assert [f["path"] for f in json.loads((export / "manifest.json").read_text())["files"]] == \
+        [f for f in files if "pia" in f]
+    assert "olek-1234" not in json.dumps(r, default=str)      # the removed path is masked in the receipt
+    assert scan_tree(tmp_path, ["Gribblenuts", "olek-1234"]) == {}
     m.close()

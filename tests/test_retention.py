@@ -108,6 +108,7 @@ def test_forget_removes_the_scopes_policies(m):
     assert m.retention_policies()["user_id"].to_list() == [None]
 
 
+@pytest.mark.filterwarnings("ignore:store .* was embedded with")   # the CLI's default embedder; nothing is embedded
 def test_cli_retention(m, capsys):
     path = m.db.path
     seed(m)

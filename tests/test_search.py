@@ -69,16 +69,20 @@ def test_hub_entities_are_damped(memory):
 def test_fused_score_is_a_fixed_weighted_mean_in_unit_range(memory):
     _store(memory)
     w = memory.config.search
-    total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency
-    res = memory.search("Carol Google job", filters={"user_id": "alice"}, explain=True)["results"]
-    assert res
-    for r in res:
-        e = r["explain"]
-        for signal in ("semantic", "keyword", "entity", "recency", "score"):
-            assert 0.0 <= e[signal] <= 1.0
-        expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] + w.w_entity * e["entity"]
-                    + w.w_recency * e["recency"]) / total
-        assert r["score"] == pytest.approx(expected, abs=1e-9)
+    for query, asks_slot in (("Carol Google", False), ("where does alice live", True)):
+        w_slot = w.w_slot if asks_slot else 0.0   # the slot weight depends on the query only
+        total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w_slot
+        res = memory.search(query, filters={"user_id": "alice"}, explain=True)["results"]
+        assert res
+        for r in res:
+            e = r["explain"]
+            for signal in ("semantic", "keyword", "entity", "recency", "slot", "score"):
+                assert 0.0 <= e[signal] <= 1.0
+            expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] + w.w_entity * e["entity"]
+                        + w.w_recency * e["recency"] + w_slot * e["slot"]) / total
+            assert r["score"] == pytest.approx(expected, abs=1e-9)
+    top = memory.search("where does alice live", filters={"user_id": "alice"}, explain=True)["results"][0]
+    assert top["memory"] == "Alice lives in Boston" and top["explain"]["slot"] == 1.0
 
 
 def test_threshold_drops_low_scores(memory):

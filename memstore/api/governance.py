@@ -38,6 +38,9 @@ class GovernanceAPI:
         after DELETE and CHECKPOINT), and the files are scanned for the scope's id and distinctive
         strings. `receipt["verified"]` is True only when nothing was found. `scrub=False` skips the
         rewrite (faster, e.g. before a batch; then call `scrub()`), and the receipt will say so.
+        The rewrite closes and reopens this Memory's connection: statements other threads run at
+        that moment fail and should be retried; a second Memory on the same file in this process
+        blocks the rewrite (ErasureIncompleteError, receipt stored with verified=False).
         """
         from memstore.governance.forget_scope import forget_scope
 

@@ -108,6 +108,14 @@ def cmd_delete_all(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        out = m.optimize()
+    print(f"re-clustered by scope in {out['seconds']} s: " +
+          ", ".join(f"{k} {v:,} rows" for k, v in out.items() if k != "seconds"))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("add", help="remember facts from a message")
     p.add_argument("text", help="the message, e.g. \"I'm vegetarian\"")
@@ -139,6 +147,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("delete", help="delete one memory")
     p.add_argument("id")
     add_store_arg(p), p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("optimize", help="re-cluster memories and postings by scope (after bulk ingest)")
+    add_store_arg(p), p.set_defaults(func=cmd_optimize)
 
     p = sub.add_parser("delete-all", help="delete every memory of a scope")
     p.add_argument("--yes", action="store_true", help="confirm")

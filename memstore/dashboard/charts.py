@@ -57,7 +57,7 @@ def signal_bars(results: pl.DataFrame, threshold: float) -> alt.LayerChart:
         tooltip=["result:N", "signal:N", alt.Tooltip("value:Q", format=".3f"), "channels:N"])
     rule = alt.Chart(_pd(pl.DataFrame({"threshold": [threshold]}))).mark_rule(
         color="#c62828", strokeDash=[6, 3], size=2).encode(x="threshold:Q", tooltip=["threshold:Q"])
-    return alt.layer(bars, rule).properties(height=max(120, 26 * 5 * max(1, rows.height)))
+    return alt.layer(bars, rule).properties(height=40 + 11 * 5 * max(1, rows.height))
 
 
 def validity_gantt(timeline: pl.DataFrame, now: dt.datetime | None = None) -> alt.LayerChart:
@@ -78,7 +78,7 @@ def validity_gantt(timeline: pl.DataFrame, now: dt.datetime | None = None) -> al
         color=alt.Color("status:N", scale=STATUS_COLORS),
         tooltip=["memory:N", "status:N", "slot:N", "valid_from:T", "valid_to:T"])
     today = alt.Chart(_pd(pl.DataFrame({"now": [now]}))).mark_rule(strokeDash=[4, 4], color="#555").encode(x="now:T")
-    return alt.layer(bars, today).properties(height=max(140, 22 * df.height))
+    return alt.layer(bars, today).properties(height=70 + 24 * df.height)
 
 
 def degree_chart(degrees: pl.DataFrame, top: int = 25) -> alt.Chart:

@@ -132,8 +132,9 @@ def supersession_chain(m: Any, memory_id: str, scope: Scope) -> pl.DataFrame:
     while chain[-1] in replaced_by and replaced_by[chain[-1]] not in seen:
         chain.append(replaced_by[chain[-1]])
         seen.add(chain[-1])
-    order = pl.DataFrame({"id": chain, "step": list(range(1, len(chain) + 1))})
-    return order.join(tl.select("id", "memory", "status", "valid_from", "valid_to"), on="id", how="left").sort("step")
+    order = pl.DataFrame({"step": list(range(1, len(chain) + 1)), "id": chain})
+    return order.join(tl.select("id", "memory", "status", "valid_from", "valid_to"), on="id", how="left").sort(
+        "step").select("step", "memory", "status", "valid_from", "valid_to", "id")
 
 
 def memory_links(m: Any, memory_id: str, scope: Scope) -> pl.DataFrame:
@@ -162,12 +163,15 @@ PROBLEM_STATUSES = ("malformed", "llm_error")
 def extraction_runs(m: Any, scope: Scope) -> pl.DataFrame:
     """The scope's extraction runs, newest first, with a `problem` flag for malformed / failed runs."""
     runs = m.frame("extraction_runs", **scope)
-    return runs.with_columns(
+    msgs = m.frame("messages", **scope).select(pl.col("id").alias("message_id"), "created_at")
+    said = (runs.select("id", pl.col("input_message_ids").alias("message_id")).explode("message_id")
+            .join(msgs, on="message_id", how="inner").group_by("id").agg(pl.col("created_at").max().alias("said_at")))
+    return runs.join(said, on="id", how="left").with_columns(
         pl.col("status").is_in(PROBLEM_STATUSES).alias("problem"),
         pl.col("input_message_ids").list.len().fill_null(0).alias("messages"),
-    ).select("created_at", "status", "extractor", "model", "n_facts", "n_added", "n_deduplicated", "messages",
-             "latency_ms", "error", "problem", "id", "input_message_ids", "prompt_version"
-             ).sort("created_at", "id", descending=[True, False])
+    ).select("said_at", "status", "extractor", "model", "n_facts", "n_added", "n_deduplicated", "messages",
+             "latency_ms", "error", "problem", "created_at", "id", "input_message_ids", "prompt_version"
+             ).sort("said_at", "created_at", "id", descending=[True, True, False], nulls_last=True)
 
 
 def run_outcomes(m: Any, run_id: str, scope: Scope) -> pl.DataFrame:
@@ -185,13 +189,13 @@ def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl
     """Rank the candidate table, mark the ones at/above `threshold`, keep `top_k`, name the channels."""
     if candidates.is_empty():
         return pl.DataFrame(schema={"rank": pl.UInt32, "memory": pl.Utf8, "score": pl.Float64,
-                                    **{s: pl.Float64 for s in SIGNALS}, "channels": pl.Utf8,
-                                    "above_threshold": pl.Boolean, "status": pl.Utf8, "id": pl.Utf8})
+                                    "above_threshold": pl.Boolean, "channels": pl.Utf8,
+                                    **{s: pl.Float64 for s in SIGNALS}, "status": pl.Utf8, "id": pl.Utf8})
     channel = [pl.when(pl.col(f"by_{c}")).then(pl.lit(c)).otherwise(None) for c in ("semantic", "keyword", "entity")]
     return candidates.head(top_k).with_columns(
         pl.concat_str(channel, separator="+", ignore_nulls=True).alias("channels"),
         (pl.col("score") >= threshold).alias("above_threshold"),
-    ).select("rank", "memory", "score", *SIGNALS, "channels", "above_threshold", "status", "id")
+    ).select("rank", "memory", "score", "above_threshold", "channels", *SIGNALS, "status", "id")
 
 
 def compare_results(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:

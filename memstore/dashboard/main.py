@@ -17,6 +17,13 @@ from memstore.errors import MemstoreError
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
          page_entities, page_governance)
 _build_lock = threading.Lock()
+# Widgets whose options or defaults depend on the scope: forgotten when the scope changes.
+SCOPED_PREFIXES = ("mem_", "ext_", "ent_", "tl_", "gov_", "exp_confirm")
+
+
+def _scope_changed() -> None:
+    for key in [k for k in st.session_state if str(k).startswith(SCOPED_PREFIXES)]:
+        del st.session_state[key]
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,7 +108,7 @@ def sidebar_context(opened: OpenStore) -> PageContext:
     labels = [data.scope_label(s) for s in scopes]
     if st.session_state.get("scope") not in labels:
         st.session_state.pop("scope", None)     # e.g. just erased
-    label = sb.selectbox("Scope", labels, key="scope", placeholder="no scopes yet") if labels else None
+    label = sb.selectbox("Scope", labels, key="scope", on_change=_scope_changed) if labels else None
     actor = sb.text_input("Acting as (actor_id in history)", value="dashboard", key="actor").strip() or "dashboard"
     if not opened.read_only and sb.button("Close store (release the file lock)", key="release"):
         _open.clear()

@@ -15,7 +15,14 @@ RUN_BG = {"malformed": "#ffcdd2", "llm_error": "#e1bee7", "empty": "#fff9c4"}
 
 def _label(row: dict) -> str:
     flag = "⚠ " if row["problem"] else ""
-    return f"{flag}{str(row['created_at'])[:19]} · {row['status']} · {row['n_facts']} facts · {row['model'] or row['extractor']}"
+    when = row["said_at"] or row["created_at"]
+    return f"{flag}{str(when)[:16]} · {row['status']} · {row['n_facts']} facts · {row['model'] or row['extractor']}"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.2f} ms"
 
 
 def render(ctx: PageContext) -> None:
@@ -49,11 +56,14 @@ def render(ctx: PageContext) -> None:
     chosen = st.selectbox("Inspect a run", list(rows), format_func=lambda i: _label(rows[i]), key="ext_pick")
     run = rows[chosen]
     st.subheader(f"Run {run['id'][:8]} · {run['status']}")
-    cols = st.columns(4)
-    cols[0].metric("extractor / model", f"{run['extractor']} / {run['model'] or '—'}")
-    cols[1].metric("latency", f"{run['latency_ms']:.0f} ms" if run["latency_ms"] is not None else "—")
-    cols[2].metric("facts returned", run["n_facts"])
-    cols[3].metric("added", run["n_added"])
+    cols = st.columns(5)
+    cols[0].metric("extractor", run["extractor"])
+    cols[1].metric("model", run["model"] or "—")
+    cols[2].metric("latency", _ms(run["latency_ms"]))
+    cols[3].metric("facts returned", run["n_facts"])
+    cols[4].metric("added", run["n_added"])
+    st.caption(f"run `{run['id']}` · prompt {run['prompt_version'] or '—'} · recorded {str(run['created_at'])[:19]}"
+               " · said_at: when the newest input message was written")
     if run["error"]:
         st.error(f"Extractor error: {run['error']}")
     elif run["status"] == "empty":

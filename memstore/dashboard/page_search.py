@@ -12,15 +12,17 @@ TITLE = "Search lab"
 CHANNELS = ("semantic", "keyword", "entity")
 
 
-def settings(col, tag: str, cfg) -> dict:  # noqa: ANN001 - a Streamlit column
+def settings(col, tag: str, cfg, narrow: bool) -> dict:  # noqa: ANN001 - a Streamlit column
     """Widgets for one search setting; returns explain_search kwargs plus top_k and threshold."""
+    sc = cfg.search
     with col.expander(f"Setting {tag}", expanded=True):
-        top_k = st.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
-        threshold = st.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.3), 0.01, key=f"s{tag}_threshold")
-        channels = st.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
-        sc = cfg.search
-        w = {name: st.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
-             for name in data.SIGNALS}
+        a, b, c = st.columns([1, 1, 2]) if not narrow else (st, st, st)
+        top_k = a.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
+        threshold = b.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.3), 0.01, key=f"s{tag}_threshold")
+        channels = c.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
+        wcols = st.columns(len(data.SIGNALS)) if not narrow else st.columns(2) * 2
+        w = {name: wc.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
+             for wc, name in zip(wcols, data.SIGNALS)}
         include_superseded = st.checkbox("include superseded", key=f"s{tag}_superseded")
     return {"top_k": top_k, "threshold": threshold, "channels": tuple(channels), "weights": w,
             "include_superseded": include_superseded}
@@ -62,7 +64,7 @@ def render(ctx: PageContext) -> None:
     cfg = ctx.memory.config
     tags = ("A", "B") if compare else ("A",)
     cols = st.columns(len(tags))
-    specs = [(tag, col, settings(col, tag, cfg)) for tag, col in zip(tags, cols)]
+    specs = [(tag, col, settings(col, tag, cfg, narrow=compare)) for tag, col in zip(tags, cols)]
     if not query.strip():
         st.info("Type a query to see how each signal ranks the scope's memories.")
         return

@@ -49,20 +49,24 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
                caption: str | None = None) -> None:
     """A table and two download buttons (CSV, Parquet) for exactly the rows shown."""
     key = key or _slug(name)
+    config: dict[str, Any] = {c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")
+                              for c, t in df.schema.items() if isinstance(t, pl.Datetime)}
+    config.update({c: st.column_config.NumberColumn(format="%.3f") for c, t in df.schema.items() if t.is_float()})
+    config.update(column_config or {})
     data: Any = df
     if styler is not None and not df.is_empty():
         data = styler(df.to_pandas().style)
-    st.dataframe(data, hide_index=True, height=height, column_config=column_config, key=f"df_{key}")
-    left, right, note = st.columns([1, 1, 4])
+    st.dataframe(data, hide_index=True, height=height, column_config=config, key=f"df_{key}")
     csv = csv_safe(df).write_csv().encode("utf-8")
     buf = io.BytesIO()
     df.write_parquet(buf)
-    left.download_button("CSV", csv, file_name=f"{_slug(name)}.csv", mime="text/csv", key=f"csv_{key}",
-                         icon=":material/download:", on_click="ignore")
-    right.download_button("Parquet", buf.getvalue(), file_name=f"{_slug(name)}.parquet",
-                          mime="application/vnd.apache.parquet", key=f"parquet_{key}",
-                          icon=":material/download:", on_click="ignore")
-    note.caption(caption or f"{df.height} rows")
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.download_button("CSV", csv, file_name=f"{_slug(name)}.csv", mime="text/csv", key=f"csv_{key}",
+                        icon=":material/download:", on_click="ignore")
+    row.download_button("Parquet", buf.getvalue(), file_name=f"{_slug(name)}.parquet",
+                        mime="application/vnd.apache.parquet", key=f"parquet_{key}",
+                        icon=":material/download:", on_click="ignore")
+    row.caption(caption or f"{df.height} rows")
 
 
 def flash(message: str, kind: str = "success") -> None:

@@ -4,9 +4,11 @@ Contract with the exporter: each registered directory holds `manifest.json` with
 `{"files": [{"table", "path", "rows", "sha256"}, ...], ...}`; `path` is relative to the directory
 (absolute paths are accepted). A file is filtered with the same rules as the database (identity
 columns, scope_key, memory ids, orphaned entities); Hive partition segments in its path
-(`user_id=alice/…`) count as columns. A file all of whose rows belong to the scope by its partition
-path is removed; any other file that loses rows is rewritten with its original compression, and
-the manifest's `rows` and `sha256` are updated. Old bytes are zeroed (see scrub_files).
+(`user_id=alice/…`) count as columns. A file whose partition path names the scope is removed (and
+its emptied folders: their names hold the id), as is a file left with no rows when its table has
+other files; any other file that loses rows is rewritten with its original compression. The
+manifest's `files` (`rows`, `sha256`) and per-table `rows` are updated. Old bytes are zeroed
+(see scrub_files).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ class ExportErasure:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's content."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

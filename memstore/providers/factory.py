@@ -10,6 +10,10 @@ def build_embedder(cfg: EmbedderConfig) -> Any:
     """Embedder for the config: `local` (bundled ONNX MiniLM), `openai`, or `hashing` (tests)."""
     if cfg.provider == "local":
         return _shared_local(cfg.batch_size)
+    if cfg.provider == "static":
+        from memstore.providers.embed_static import StaticEmbedder
+
+        return StaticEmbedder()
     if cfg.provider == "openai":
         from memstore.providers.embed_openai import OpenAIEmbedder
 

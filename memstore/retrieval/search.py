@@ -51,7 +51,11 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     t1 = time.perf_counter()
     q = analyze_query(rt.nlp, query)
     t2 = time.perf_counter()
-    w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency}
+    from memstore.providers.fact_slots import question_slot
+
+    qslot = question_slot(query)
+    w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency,
+         "slot": sc.w_slot}
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
@@ -60,10 +64,13 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
         if ch not in channels:
             w[ch] = 0.0
+    if qslot is None or tuple(channels) != CHANNELS:
+        w["slot"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
     params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                   w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
+                  w_slot=w["slot"], qslot=qslot,
                   half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
                   use_ent="entity" in channels, limit=int(limit))
     ents = q.entity_ids
@@ -97,7 +104,8 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
         rec = memory_record(rows[c["id"]], c["score"])
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
-                              "entity": c["entity"], "recency": c["recency"], "score": c["score"],
+                              "entity": c["entity"], "recency": c["recency"], "slot": c["slot"],
+                              "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
         results.append(rec)
     if rerank:

@@ -109,6 +109,12 @@ class Database:
                 f"store {self.path} holds {stored_dim}-d embeddings from {meta.get('embedder')!r}; "
                 f"the configured embedder {embedder!r} gives {dim}-d",
                 hint="open it with the embedder it was built with, or export and re-import with the new one")
+        if meta.get("embedder") not in (None, embedder):
+            import warnings
+
+            warnings.warn(f"store {self.path} was embedded with {meta.get('embedder')!r}, the configured embedder is "
+                          f"{embedder!r}: similarities between old and new vectors are meaningless",
+                          RuntimeWarning, stacklevel=3)
         return stored_dim
 
     def meta(self, key: str) -> str | None:

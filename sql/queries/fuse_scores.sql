@@ -6,7 +6,7 @@
 --   qterms(term)               the query's keyword lemmas
 --   qents(entity_id, match)    entities found in the query, with match strength in [0,1]
 -- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
---   $now, $use_sem, $use_kw, $use_ent, $limit.
+--   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
 -- (w_sem + w_kw + w_ent + w_rec): a memory's score never depends on which other candidates
@@ -19,8 +19,11 @@
 --              the scope's memories lifts them by almost nothing), times mem0's optional
 --              1 / (1 + hub_damping * (degree - 1)^2)
 --   recency  = exp(-ln 2 * age_days / half_life_days) (weight 0 by default)
+--   slot     = 1 when the query asks about an attribute ("where does X live" -> lives_in) and the
+--              memory states that attribute; $w_slot is 0 for queries that ask about none, so the
+--              denominator depends on the query only, never on the other candidates
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.doc_len, m.created_at, m.valid_from
+    SELECT m.id, m.doc_len, m.created_at, m.valid_from, split_part(m.slot, ':', 1) AS slot_family
     FROM memories m
     WHERE /*WHERE*/
 ),
@@ -105,7 +108,8 @@ scored AS (
            coalesce(kw.keyword, 0) AS keyword, coalesce(kw.bm25, 0) AS bm25,
            coalesce(ent.entity, 0) AS entity, coalesce(ent.n_entities, 0) AS n_entities,
            exp(-ln(2) * greatest(date_diff('second', coalesce(s.valid_from, s.created_at), $now), 0)
-               / 86400.0 / $half_life_days) AS recency
+               / 86400.0 / $half_life_days) AS recency,
+           CASE WHEN $qslot IS NOT NULL AND s.slot_family = $qslot THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS slot
     FROM candidates c
     JOIN scope s ON s.id = c.id
     LEFT JOIN sem ON sem.id = c.id
@@ -113,8 +117,8 @@ scored AS (
     LEFT JOIN ent ON ent.id = c.id
 )
 SELECT *,
-       ($w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency)
-       / ($w_sem + $w_kw + $w_ent + $w_rec) AS score
+       ($w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency + $w_slot * slot)
+       / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot) AS score
 FROM scored
 ORDER BY score DESC, id
 LIMIT $limit;

@@ -1,0 +1,348 @@
+"""The Streamlit dashboard through Streamlit's AppTest (the real script, in-process, no browser): every
+page renders on the demo store, and its actions (resolve, purge, erase) change the store through the
+library — checked by reading the store afterwards. Also: a store another process is writing, a
+missing path, an empty store, and the `memstore ui` command."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+pytest.importorskip("streamlit", reason="streamlit is not installed (pip install -e '.[app]')")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from memstore import Memory  # noqa: E402
+from memstore.dashboard.main import PAGES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TITLES = [p.TITLE for p in PAGES]
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """The demo store, built once per session (test_app_browser.py reuses the same file)."""
+    from memstore.dashboard.demo_store import ensure_demo_store
+
+    template = tmp_path_factory.getbasetemp() / "dashboard-demo" / "demo.duckdb"
+    template.parent.mkdir(exist_ok=True)
+    if not template.exists():
+        ensure_demo_store(template)
+    return template
+
+
+@pytest.fixture
+def store(demo_template, tmp_path, monkeypatch) -> Path:
+    """A private copy of the demo store, named by MEMSTORE_PATH (tests that write get their own)."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_template, path)
+    monkeypatch.setenv("MEMSTORE_PATH", str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared_store(demo_template, tmp_path_factory) -> Path:
+    """One copy for the read-only page tests."""
+    path = tmp_path_factory.mktemp("pages") / "demo.duckdb"
+    shutil.copyfile(demo_template, path)
+    return path
+
+
+def app(scope: str | None = None, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    if scope:
+        at.selectbox(key="scope").set_value(scope).run()
+    if page:
+        at.radio(key="page").set_value(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest, kind: str) -> str:
+    return "\n".join(str(e.value) for e in getattr(at, kind))
+
+
+def elements(at: AppTest) -> list:
+    """Every element of the rendered page, in page order."""
+    def walk(node):  # noqa: ANN001, ANN202
+        yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+    return list(walk(at._tree))
+
+
+def frame(at: AppTest, key: str) -> pl.DataFrame:
+    """The table shown by widgets.show_table(key=...): the dataframe just before its CSV button."""
+    els = elements(at)
+    at_button = next((i for i, e in enumerate(els) if e.type == "download_button" and e.key == f"csv_{key}"), None)
+    assert at_button is not None, f"no table {key!r} on the page"
+    table = next(e for e in reversed(els[:at_button]) if e.type == "dataframe")
+    return pl.from_pandas(table.value)
+
+
+def all_text(at: AppTest) -> str:
+    """Text of messages, headings, metric labels and table cells."""
+    parts = [texts(at, k) for k in ("markdown", "info", "success", "warning", "error", "subheader", "caption")]
+    parts += [str(m.label) for m in at.metric]
+    parts += [e.value.to_string() for e in elements(at) if e.type == "dataframe"]
+    return "\n".join(parts)
+
+
+def memory_id(m: Memory, user: str, text: str) -> str:
+    tl = m.timeline(user_id=user)
+    return tl.filter(pl.col("memory") == text)["id"][0]
+
+
+# -- every page renders ----------------------------------------------------------------------------
+EXPECT = {  # a fact each page must show for alice / for sam (from data/demo and demo_store.py)
+    "Overview": ("scopes", "scopes"),
+    "Memories": ("Alice lives in Seattle now, in Capitol Hill", "Sam lives in Austin"),
+    "Extractions": ("25 of 25 runs", "1 run(s) failed"),
+    "Search lab": ("Type a query", "Type a query"),
+    "Timeline & contradictions": ("No contradictions among the current facts of user:alice",
+                                  "same subject and slot lives_in: denver vs austin"),
+    "Expirations": ("Nothing has expired or expires soon", "Sam has a gym day pass for the weekend"),
+    "Entities": ("Hub entities (linked to ≥ 6 of 21 memories): Alice.", "Hub entities (linked to ≥ 3 of 6 memories): Sam."),
+    "Governance": ("Erase user:alice", "Erase user:sam"),
+}
+
+
+@pytest.mark.parametrize("page", TITLES)
+def test_every_page_renders_for_both_demo_scopes(page, shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page=page)
+    for scope, wanted in zip(("user:alice", "user:sam"), EXPECT[page]):
+        at.selectbox(key="scope").set_value(scope).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.title[0].value == page
+        assert wanted in all_text(at), f"{page} / {scope}: {wanted!r} not shown"
+
+
+def test_overview_counts_match_the_library(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app()
+    metrics = {m.label: m.value for m in at.metric}
+    with Memory(str(shared_store)) as m:
+        tl = m.frame("timeline")
+        assert metrics["scopes"] == "5"
+        assert metrics["current memories"] == str((tl["status"] == "current").sum())
+        assert metrics["superseded"] == str((tl["status"] == "superseded").sum())
+        assert metrics["messages"] == str(m.frame("messages").height)
+    scopes = frame(at, "overview_scopes")
+    assert scopes["scope"].to_list() == ["user:alice", "user:bob", "user:carol", "user:erin", "user:sam"]
+    assert scopes.filter(pl.col("scope") == "user:sam")["failed_runs"].to_list() == [1]
+    assert "Malformed or failed extraction runs in: user:sam" in texts(at, "warning")
+
+
+def test_memories_filter_and_detail(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Memories")
+    at.text_input(key="mem_text").input("seattle").run()
+    shown = frame(at, "memories")
+    assert shown["memory"].to_list() and all("seattle" in t.lower() for t in shown["memory"].to_list())
+    at.multiselect(key="mem_status").set_value(["superseded"]).run()
+    assert frame(at, "memories")["memory"].to_list() == ["Alice moved to Seattle last weekend"]
+    at.multiselect(key="mem_status").set_value(["current", "superseded", "expired"]).run()
+    with Memory(str(shared_store)) as m:
+        target = memory_id(m, "alice", "Alice lives in Seattle now, in Capitol Hill")
+    at.selectbox(key="mem_pick").set_value(target).run()
+    assert not at.exception
+    chain = frame(at, "mem_chain")
+    assert chain["memory"].to_list() == ["Alice lives in Boston", "Alice moved to Seattle last weekend",
+                                         "Alice lives in Seattle now, in Capitol Hill"]
+    assert chain["status"].to_list() == ["superseded", "superseded", "current"]
+    links = frame(at, "mem_links")
+    assert links.select("kind", "direction", "other_memory").rows() == \
+        [("supersedes", "outgoing", "Alice moved to Seattle last weekend")]
+    sources = frame(at, "mem_sources")
+    assert sources.height >= 1 and any("Capitol Hill" in c for c in sources["content"].to_list())
+    assert frame(at, "mem_history")["event"].to_list()[0] == "ADD"
+
+
+def test_extractions_flag_the_malformed_run(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(scope="user:sam", page="Extractions")
+    runs = frame(at, "runs")
+    bad = runs.filter(pl.col("problem"))
+    assert bad.select("status", "model").rows() == [("malformed", "demo-llm")]
+    at.toggle(key="ext_problems").set_value(True).run()
+    assert frame(at, "runs")["status"].to_list() == ["malformed"]
+    at.selectbox(key="ext_pick").set_value(bad["id"][0]).run()
+    assert "Extractor error: answer is not JSON" in texts(at, "error")
+    assert frame(at, "run_inputs")["content"].to_list() == ["I like hiking on weekends"]
+    assert frame(at, "run_facts").is_empty()
+    # the good LLM run: both facts added, with their memories
+    at.toggle(key="ext_problems").set_value(False).run()
+    good = runs.filter((pl.col("model") == "demo-llm") & (pl.col("status") == "ok"))["id"][0]
+    at.selectbox(key="ext_pick").set_value(good).run()
+    facts = frame(at, "run_facts")
+    assert sorted(facts["fact"].to_list()) == ["Sam is learning Portuguese", "Sam plays the cello"]
+    assert set(facts["outcome"].to_list()) == {"added"} and facts["memory_id"].null_count() == 0
+
+
+def test_search_lab_shows_what_the_library_ranks(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Search lab")
+    query = "where does alice live?"
+    at.text_input(key="search_query").input(query).run()
+    assert not at.exception
+    results = frame(at, "results_A")
+    with Memory(str(shared_store)) as m:
+        lib = m.search(query, user_id="alice", top_k=10, threshold=0.0, explain=True)["results"]
+    assert results["memory"].to_list() == [r["memory"] for r in lib]
+    assert results["score"].to_list() == pytest.approx([r["score"] for r in lib])
+    assert results["channels"][0] == "+".join(lib[0]["explain"]["channels"])
+    above = int(results["above_threshold"].sum())
+    assert f"{above} result(s) at or above 0.30" in texts(at, "markdown")
+    assert any(e.type == "vega_lite_chart" for e in elements(at)), "no signal chart"
+    # compare: B uses the keyword channel alone
+    at.toggle(key="search_compare").set_value(True).run()
+    at.multiselect(key="sB_channels").set_value(["keyword"]).run()
+    assert not at.exception
+    b = frame(at, "results_B")
+    assert set(b["channels"].to_list()) == {"keyword"}
+    compared = frame(at, "results_compare")
+    assert {"rank_a", "rank_b", "moved"} <= set(compared.columns)
+    assert compared.filter(pl.col("memory") == "Alice lives in Seattle now, in Capitol Hill")["rank_a"].to_list() == [1]
+
+
+# -- actions write through the library ------------------------------------------------------------
+def test_resolve_keep_newer_supersedes_the_older(store):
+    at = app(scope="user:sam", page="Timeline & contradictions")
+    at.text_input(key="actor").input("tester").run()
+    keep = [b for b in at.button if (b.key or "").startswith("keep_newer_")]
+    assert len(keep) == 1
+    keep[0].click().run()
+    assert not at.exception
+    assert "Kept “Sam lives in Austin”" in texts(at, "success")
+    assert "No contradictions among the current facts of user:sam." in texts(at, "success")
+    with Memory(str(store)) as m:
+        old, new = memory_id(m, "sam", "Sam lives in Denver"), memory_id(m, "sam", "Sam lives in Austin")
+        assert m.contradictions(user_id="sam").is_empty()
+        assert (m.get(old)["status"], m.get(old)["superseded_by"], m.get(new)["status"]) == \
+            ("superseded", new, "current")
+        assert [(e["event"], e["actor_id"]) for e in m.history(old)][-1] == ("RESOLVE", "tester")
+
+
+def test_resolve_both_true_keeps_both_current(store):
+    at = app(scope="user:sam", page="Timeline & contradictions")
+    next(b for b in at.button if (b.key or "").startswith("dismiss_")).click().run()
+    assert "Marked both facts as true" in texts(at, "success")
+    with Memory(str(store)) as m:
+        assert m.contradictions(user_id="sam").is_empty()
+        assert {r["memory"] for r in m.get_all(user_id="sam")["results"]} >= {"Sam lives in Denver", "Sam lives in Austin"}
+        assert "compatible" in m.frame("links", user_id="sam")["kind"].to_list()
+
+
+def test_purge_needs_confirmation_then_deletes_the_expired(store):
+    at = app(scope="user:sam", page="Expirations")
+    assert frame(at, "expirations").select("when", "memory").rows() == [
+        ("expired", "Sam has a gym day pass for the weekend"), ("soon", "Sam has a dentist appointment on Friday")]
+    assert at.button(key="exp_purge").proto.disabled
+    with Memory(str(store)) as m:
+        gone = memory_id(m, "sam", "Sam has a gym day pass for the weekend")
+    at.checkbox(key="exp_confirm").check().run()
+    assert not at.button(key="exp_purge").proto.disabled
+    at.button(key="exp_purge").click().run()
+    assert not at.exception
+    assert "purged 1 expired memories" in texts(at, "success")
+    assert frame(at, "expirations")["memory"].to_list() == ["Sam has a dentist appointment on Friday"]
+    with Memory(str(store)) as m:
+        assert m.get(gone) is None
+        assert [e["event"] for e in m.history(gone)][-1] == "EXPIRE"
+        assert m.get(memory_id(m, "sam", "Sam has a dentist appointment on Friday"))["status"] == "current"
+
+
+def test_erase_needs_the_typed_scope_and_shows_the_receipt(store):
+    at = app(scope="user:sam", page="Governance")
+    at.button(key="gov_doctor").click().run()
+    assert "Healthy: every invariant holds." in texts(at, "success")
+    assert at.button(key="gov_erase").proto.disabled
+    at.text_input(key="gov_erase_confirm").input("sam").run()
+    assert at.button(key="gov_erase").proto.disabled        # the label, not just the id
+    at.text_input(key="gov_erase_confirm").input("user:sam").run()
+    at.button(key="gov_erase").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    receipt = json.loads(at.json[0].value)
+    assert receipt["verified"] is True and receipt["rows_removed"]["memories"] == 6
+    assert "Erased user:sam: verified" in texts(at, "success")
+    assert "user:sam" not in at.selectbox(key="scope").options
+    with Memory(str(store)) as m:
+        assert m.frame("memories", user_id="sam").is_empty() and m.frame("messages", user_id="sam").is_empty()
+        assert len(m.erasure_receipts(user_id="sam")) == 1
+        assert m.frame("memories", user_id="alice").height == 21      # other scopes untouched
+
+
+# -- opening stores ---------------------------------------------------------------------------------
+HOLD = textwrap.dedent("""
+    import sys, time, duckdb
+    con = duckdb.connect(sys.argv[1])
+    con.execute("CREATE TABLE IF NOT EXISTS writer_was_here (x INTEGER)")
+    print("locked", flush=True)
+    sys.stdin.read()
+""")
+
+
+def test_a_store_another_process_writes_opens_as_a_snapshot(store):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"locked"
+        at = AppTest.from_file(APP, default_timeout=90).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "open for writing in another process" in texts(at, "error")
+        at.button(key="open_snapshot").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "Read-only snapshot of" in texts(at, "warning")
+        assert at.metric[0].label == "scopes" and at.metric[0].value == "5"
+        at.selectbox(key="scope").set_value("user:sam").run()
+        at.radio(key="page").set_value("Timeline & contradictions").run()
+        assert not at.exception
+        assert all(b.proto.disabled for b in at.button if (b.key or "").startswith(("keep_", "dismiss_")))
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    with Memory(str(store)) as m:      # the writer's work is intact and the snapshot did not change it
+        assert m.sql("SELECT count(*) AS n FROM writer_was_here")["n"][0] == 0
+        assert m.contradictions(user_id="sam").height == 1
+
+
+def test_a_missing_store_is_reported_not_created(tmp_path, monkeypatch):
+    missing = tmp_path / "nope" / "x.duckdb"
+    monkeypatch.setenv("MEMSTORE_PATH", str(missing))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert f"No store at `{missing}`" in texts(at, "error")
+    assert not missing.exists()
+
+
+def test_an_empty_store_gives_advice_on_every_page(tmp_path, monkeypatch):
+    path = tmp_path / "empty.duckdb"
+    Memory(str(path)).close()
+    monkeypatch.setenv("MEMSTORE_PATH", str(path))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    for title in TITLES:
+        at.radio(key="page").set_value(title).run()
+        assert not at.exception, (title, [e.value for e in at.exception])
+        assert "memstore ingest FILE --user alice" in texts(at, "info"), title
+
+
+# -- memstore ui -----------------------------------------------------------------------------------
+def test_ui_command_runs_streamlit_on_the_packaged_app(tmp_path):
+    import argparse
+
+    from memstore.cli import ui
+
+    parser = argparse.ArgumentParser()
+    ui.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["ui", "--store", str(tmp_path / "s.duckdb"), "--port", "8611"])
+    cmd, env = ui.streamlit_command(args)
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"] and Path(cmd[4]).is_file()
+    assert Path(cmd[4]).read_text() == (ROOT / "app.py").read_text()        # the same thin entry point
+    assert cmd[cmd.index("--server.port") + 1] == "8611" and cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert env["MEMSTORE_PATH"] == str(tmp_path / "s.duckdb")
