@@ -20,7 +20,7 @@ DEMO = ROOT / "data" / "demo"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"), help="store to (re)create")
+    ap.add_argument("--store", default=str(ROOT / "data" / "quickstart.duckdb"), help="store to (re)create")
     args = ap.parse_args()
     for suffix in ("", ".wal"):
         if os.path.exists(args.store + suffix):

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from streamlit.testing.v1 import AppTest
 
-pytest.importorskip("streamlit", reason="streamlit is not installed (pip install -e '.[app]')")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from memstore import Memory  # noqa: E402
-from memstore.dashboard.main import PAGES  # noqa: E402
+from memstore import Memory
+from memstore.dashboard.main import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -70,7 +68,7 @@ def texts(at: AppTest, kind: str) -> str:
 
 def elements(at: AppTest) -> list:
     """Every element of the rendered page, in page order."""
-    def walk(node):  # noqa: ANN001, ANN202
+    def walk(node):
         yield node
         for child in getattr(node, "children", {}).values():
             yield from walk(child)
@@ -319,6 +317,22 @@ def test_a_missing_store_is_reported_not_created(tmp_path, monkeypatch):
     assert not at.exception
     assert f"No store at `{missing}`" in texts(at, "error")
     assert not missing.exists()
+
+
+def test_with_no_store_named_the_demo_store_is_built_on_first_run(tmp_path, monkeypatch):
+    from memstore.dashboard import demo_store, main, store
+
+    target = tmp_path / "data" / "demo.duckdb"
+    monkeypatch.delenv("MEMSTORE_PATH", raising=False)
+    for module in (main, store):
+        monkeypatch.setattr(module, "DEFAULT_DEMO_STORE", target)
+    # erin's export only (the smallest), to keep this fast; the full build is the session fixture
+    monkeypatch.setattr(demo_store, "DEMO_FILES", tuple(f for f in demo_store.DEMO_FILES if f[1] == "erin"))
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert target.exists()
+    assert at.selectbox(key="scope").options == ["user:erin", "user:sam"]
+    assert at.button(key="complete_demo").label == "Complete the demo store (adds alice, bob, carol)"
 
 
 def test_an_empty_store_gives_advice_on_every_page(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ RUN_COLORS = alt.Scale(domain=["ok", "empty", "malformed", "llm_error"], range=[
 SIGNAL_COLORS = alt.Scale(domain=[*SIGNALS, "score"], range=["#1565c0", "#00838f", "#6a1b9a", "#8d6e63", "#212121"])
 
 
-def _pd(df: pl.DataFrame):  # noqa: ANN202 - pandas frame for Altair (keeps datetimes typed)
+def _pd(df: pl.DataFrame):
     return df.to_pandas()
 
 

@@ -37,6 +37,16 @@ DEMO_FILES: tuple[tuple[str, str, dict[str, str]], ...] = (
 )
 
 Progress = Callable[[float, str], None]
+DEMO_USERS = (*(user for _, user, _ in DEMO_FILES), EXTRA_USER)
+
+
+def missing_demo_users(users: list[str]) -> list[str]:
+    """Demo users absent from `users` (e.g. after `scripts/demo.py`, which ingests alice only).
+
+    >>> missing_demo_users(["alice"])
+    ['bob', 'carol', 'erin', 'sam']
+    """
+    return [u for u in DEMO_USERS if u not in users]
 
 
 def ensure_demo_store(path: str | os.PathLike = DEFAULT_DEMO_STORE, *, progress: Progress | None = None) -> str:

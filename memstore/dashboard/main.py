@@ -7,10 +7,29 @@ from pathlib import Path
 
 import streamlit as st
 
-from memstore.dashboard import (data, page_entities, page_expirations, page_extractions, page_governance,
-                                page_memories, page_overview, page_search, page_timeline)
-from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE, ensure_demo_store
-from memstore.dashboard.store import OpenStore, StoreLockedError, choose_store_path, open_memory, open_snapshot
+from memstore.dashboard import (
+    data,
+    page_entities,
+    page_expirations,
+    page_extractions,
+    page_governance,
+    page_memories,
+    page_overview,
+    page_search,
+    page_timeline,
+)
+from memstore.dashboard.demo_store import (
+    DEFAULT_DEMO_STORE,
+    ensure_demo_store,
+    missing_demo_users,
+)
+from memstore.dashboard.store import (
+    OpenStore,
+    StoreLockedError,
+    choose_store_path,
+    open_memory,
+    open_snapshot,
+)
 from memstore.dashboard.widgets import PageContext, show_flash
 from memstore.errors import MemstoreError
 
@@ -36,13 +55,23 @@ def _snapshot(path: str, nonce: int) -> OpenStore:
     return open_snapshot(path)
 
 
-def _build_demo(path: str) -> None:
+def _build_demo(path: str, *, complete: bool = False) -> None:
     with _build_lock:
-        if Path(path).exists():
+        if Path(path).exists() and not complete:
             return
-        bar = st.progress(0.0, text="Building the demo store from data/demo (first run only)…")
+        bar = st.progress(0.0, text="Building the demo store from data/demo…")
         ensure_demo_store(path, progress=lambda f, msg: bar.progress(min(1.0, f), text=msg))
         bar.empty()
+
+
+def _offer_demo_completion(opened: OpenStore, scopes: list[dict]) -> None:
+    """The demo store lacks some demo users (e.g. `make demo` wrote alice only): offer to add them."""
+    if opened.read_only or Path(opened.path) != DEFAULT_DEMO_STORE:
+        return
+    missing = missing_demo_users([s.get("user_id") for s in scopes if set(s) == {"user_id"}])
+    if missing and st.sidebar.button(f"Complete the demo store (adds {', '.join(missing)})", key="complete_demo"):
+        _build_demo(opened.path, complete=True)
+        st.rerun()
 
 
 def open_store() -> OpenStore | None:
@@ -116,6 +145,7 @@ def sidebar_context(opened: OpenStore) -> PageContext:
         st.session_state["released"] = opened.path
         st.rerun()
     sb.caption(f"store: `{opened.snapshot_path or opened.path}`" + (" (snapshot, read-only)" if opened.read_only else ""))
+    _offer_demo_completion(opened, scopes)
     scope = scopes[labels.index(label)] if label in labels else None
     return PageContext(memory=m, scope=scope, scopes=scopes, actor_id=actor, read_only=opened.read_only)
 

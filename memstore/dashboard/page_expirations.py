@@ -5,7 +5,15 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard import data
-from memstore.dashboard.widgets import PageContext, advice_on_error, flash, need_scope, read_only_note, row_colors, show_table
+from memstore.dashboard.widgets import (
+    PageContext,
+    advice_on_error,
+    flash,
+    need_scope,
+    read_only_note,
+    row_colors,
+    show_table,
+)
 
 TITLE = "Expirations"
 

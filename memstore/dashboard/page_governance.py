@@ -7,7 +7,13 @@ import json
 import streamlit as st
 
 from memstore.dashboard import data
-from memstore.dashboard.widgets import PageContext, advice_on_error, need_scope, read_only_note, show_table
+from memstore.dashboard.widgets import (
+    PageContext,
+    advice_on_error,
+    need_scope,
+    read_only_note,
+    show_table,
+)
 from memstore.governance.forget_scope import ErasureIncompleteError
 
 TITLE = "Governance"

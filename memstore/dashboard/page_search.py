@@ -6,13 +6,18 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard import charts, data
-from memstore.dashboard.widgets import PageContext, advice_on_error, need_scope, show_table
+from memstore.dashboard.widgets import (
+    PageContext,
+    advice_on_error,
+    need_scope,
+    show_table,
+)
 
 TITLE = "Search lab"
 CHANNELS = ("semantic", "keyword", "entity")
 
 
-def settings(col, tag: str, cfg, narrow: bool) -> dict:  # noqa: ANN001 - a Streamlit column
+def settings(col, tag: str, cfg, narrow: bool) -> dict:
     """Widgets for one search setting; returns explain_search kwargs plus top_k and threshold."""
     sc = cfg.search
     with col.expander(f"Setting {tag}", expanded=True):

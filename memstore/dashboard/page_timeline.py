@@ -6,7 +6,14 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard import charts
-from memstore.dashboard.widgets import PageContext, advice_on_error, flash, need_scope, read_only_note, show_table
+from memstore.dashboard.widgets import (
+    PageContext,
+    advice_on_error,
+    flash,
+    need_scope,
+    read_only_note,
+    show_table,
+)
 
 TITLE = "Timeline & contradictions"
 
