@@ -79,6 +79,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         return self.config.path
 
     def close(self) -> None:
+        """Close the DuckDB file (other processes can open it afterwards)."""
         self._rt.db.close()
 
     def __enter__(self) -> "Memory":
