@@ -148,6 +148,20 @@ def test_missing_add_history_only_when_history_is_on(tmp_path):
         assert checks(frame) == {"missing_add_history"} and not frame["repairable"].any()
 
 
+def test_duplicate_ids_are_found_and_entities_deduplicated(store):
+    mid = ids(store, "carl")[0]
+    con = store.db.con
+    con.execute("INSERT INTO memories SELECT * FROM memories WHERE id = ?", [mid])
+    con.execute("INSERT INTO entities SELECT * FROM entities LIMIT 1")
+    frame = store.doctor()
+    dup = frame.filter(frame["check"] == "duplicate_ids")
+    assert sorted(dup["table"]) == ["entities", "memories"]
+    fixed = store.doctor(repair=True)
+    fixed = fixed.filter(fixed["check"] == "duplicate_ids")
+    assert dict(zip(fixed["table"], fixed["repaired"], strict=True)) == {"entities": True, "memories": False}
+    assert store.db.scalar("SELECT count(*) - count(DISTINCT id) FROM entities") == 0
+
+
 def test_cross_scope_link_is_removed(store):
     a = ids(store, "alice")[0]
     c = ids(store, "carl")[0]

@@ -174,6 +174,7 @@ CHECKS: tuple[Check, ...] = (
     Check("embedding_dimension", "error", find_embedding_dim),
     Check("bad_embeddings", "error", _sql_check("bad_embeddings"), repair_bad_embeddings),
     _sql("missing_identity", "error", repair=False),
+    _sql("duplicate_ids", "error", repair=True),
     Check("scope_key_mismatch", "error", find_scope_key_mismatch, repair_scope_key_mismatch),
     _sql("orphan_entity_postings", "error", repair=True),
     _sql("orphan_keyword_postings", "error", repair=True),

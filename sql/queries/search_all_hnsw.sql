@@ -1,12 +1,8 @@
--- Analyst search across every scope on the HNSW index. /*QVEC*/ is the query vector as a FLOAT[dim]
--- literal (the index is only used for a constant vector); /*WHERE*/ is an optional compiled filter
--- applied to an over-fetched candidate list.
-SELECT * FROM (
-    SELECT m.* EXCLUDE (embedding), 1 - array_cosine_distance(m.embedding, /*QVEC*/) AS score
-    FROM memories m
-    ORDER BY array_cosine_distance(m.embedding, /*QVEC*/)
-    LIMIT $fetch
-) m
-WHERE /*WHERE*/
-ORDER BY score DESC
-LIMIT $limit;
+-- Analyst search across every scope on the HNSW index: the nearest neighbours' ids and distances.
+-- /*QVEC*/ is the query vector as a FLOAT[dim] literal and /*FETCH*/ an integer literal: DuckDB's
+-- HNSW optimizer only rewrites ORDER BY distance(column, constant) LIMIT <constant>, and only when
+-- the distance is selected as such (an expression over it, like 1 - distance, disables the index).
+SELECT id, array_cosine_distance(embedding, /*QVEC*/) AS distance
+FROM memories
+ORDER BY distance
+LIMIT /*FETCH*/;
