@@ -21,6 +21,18 @@ def add_store_arg(p: argparse.ArgumentParser) -> None:
                    help="store path (default: $MEMSTORE_PATH, else ./data/memstore.duckdb)")
 
 
+def add_scope_args(p: argparse.ArgumentParser) -> None:
+    """--user / --agent / --run, the identity of the scope a command works on."""
+    p.add_argument("--user", dest="user_id", help="user id")
+    p.add_argument("--agent", dest="agent_id", help="agent id")
+    p.add_argument("--run", dest="run_id", help="run / session id")
+
+
+def scope_from_args(args: argparse.Namespace) -> dict:
+    """The identity keys given on the command line, e.g. {"user_id": "alice"}."""
+    return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
+
+
 def open_memory(args: argparse.Namespace, **config: Any):  # noqa: ANN201
     """Open the store named by --store / MEMSTORE_PATH / the default."""
     from memstore import Memory

@@ -5,17 +5,7 @@ import argparse
 import json
 import sys
 
-from memstore.cli import add_store_arg, open_memory
-
-
-def _scope_args(p: argparse.ArgumentParser, required: bool = True) -> None:
-    p.add_argument("--user", dest="user_id", help="user id")
-    p.add_argument("--agent", dest="agent_id", help="agent id")
-    p.add_argument("--run", dest="run_id", help="run / session id")
-
-
-def _scope(args: argparse.Namespace) -> dict:
-    return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
+from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
 
 
 def _print_memories(results: list[dict], as_json: bool, empty_hint: str) -> None:
@@ -33,7 +23,7 @@ def _print_memories(results: list[dict], as_json: bool, empty_hint: str) -> None
 
 def cmd_add(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
-        out = m.add(args.text, infer=not args.raw, **_scope(args))
+        out = m.add(args.text, infer=not args.raw, **scope_from_args(args))
     if args.json:
         print(json.dumps(out, indent=2, default=str))
     else:
@@ -46,7 +36,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     with open_memory(args) as m:
         out = m.search(args.query, filters=scope, top_k=args.top_k)
     who = ", ".join(f"{k}={v}" for k, v in scope.items())
@@ -56,7 +46,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     with open_memory(args) as m:
         out = m.get_all(filters=scope, top_k=args.limit, include_superseded=args.all, show_expired=args.all)
     who = ", ".join(f"{k}={v}" for k, v in scope.items())
@@ -98,7 +88,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_delete_all(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     if not args.yes:
         print("refusing without --yes: this deletes every memory of " + ", ".join(f"{k}={v}" for k, v in scope.items()),
               file=sys.stderr)
@@ -121,19 +111,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("text", help="the message, e.g. \"I'm vegetarian\"")
     p.add_argument("--raw", action="store_true", help="store the text itself (infer=False)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_add)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_add)
 
     p = sub.add_parser("search", help="search a scope's memories")
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=10)
     p.add_argument("--json", action="store_true")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_search)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("list", help="list a scope's memories (newest first)")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--all", action="store_true", help="include superseded and expired memories")
     p.add_argument("--json", action="store_true")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_list)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("get", help="show one memory as JSON")
     p.add_argument("id")
@@ -153,4 +143,4 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("delete-all", help="delete every memory of a scope")
     p.add_argument("--yes", action="store_true", help="confirm")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_delete_all)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_delete_all)

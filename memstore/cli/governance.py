@@ -5,17 +5,7 @@ import argparse
 import json
 import sys
 
-from memstore.cli import add_store_arg, open_memory
-
-
-def _scope_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--user", dest="user_id", help="user id")
-    p.add_argument("--agent", dest="agent_id", help="agent id")
-    p.add_argument("--run", dest="run_id", help="run / session id")
-
-
-def _scope(args: argparse.Namespace) -> dict:
-    return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
+from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
 
 
 def _who(scope: dict) -> str:
@@ -27,7 +17,7 @@ def _dump(obj: object) -> None:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     if not scope:
         print("error: `memstore forget` needs a scope — add --user NAME (or --agent / --run)", file=sys.stderr)
         return 2
@@ -58,12 +48,12 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_receipts(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
-        rows = m.erasure_receipts(**_scope(args))
+        rows = m.erasure_receipts(**scope_from_args(args))
     if args.json:
         _dump(rows)
         return 0
     if not rows:
-        print("no erasure receipts" + (f" for {_who(_scope(args))}" if _scope(args) else ""), file=sys.stderr)
+        print("no erasure receipts" + (f" for {_who(scope_from_args(args))}" if scope_from_args(args) else ""), file=sys.stderr)
         return 0
     for r in rows:
         total = sum(r["rows_removed"].values())
@@ -117,16 +107,16 @@ def _days(value: str) -> int | None:
 
 def cmd_retention_set(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
-        p = m.set_retention(args.target, args.days, **_scope(args))
+        p = m.set_retention(args.target, args.days, **scope_from_args(args))
     keep = "forever" if p["retain_days"] is None else f"{p['retain_days']} day(s)"
-    print(f"{args.target}: keep {keep} for {_who(_scope(args))}; apply with `memstore retention apply`")
+    print(f"{args.target}: keep {keep} for {_who(scope_from_args(args))}; apply with `memstore retention apply`")
     return 0
 
 
 def cmd_retention_clear(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
-        found = m.clear_retention(args.target, **_scope(args))
-    print(("removed" if found else "there was no") + f" {args.target} policy for {_who(_scope(args))}")
+        found = m.clear_retention(args.target, **scope_from_args(args))
+    print(("removed" if found else "there was no") + f" {args.target} policy for {_who(scope_from_args(args))}")
     return 0
 
 
@@ -163,11 +153,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--actor", default=None, help="who asked (stored in the receipt)")
     p.add_argument("--no-scrub", action="store_true", help="skip rewriting the database file (faster; not verified)")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_forget)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("receipts", help="list erasure receipts (of one scope with --user/--agent/--run)")
     p.add_argument("--json", action="store_true")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_receipts)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_receipts)
 
     p = sub.add_parser("scrub", help="rewrite the database file so deleted rows leave no bytes")
     add_store_arg(p), p.set_defaults(func=cmd_scrub)
@@ -182,10 +172,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = rsub.add_parser("set", help="keep TARGET for DAYS days (globally, or for --user/--agent/--run)")
     q.add_argument("target", choices=("messages", "history_text"))
     q.add_argument("days", type=_days, help="whole days, or 'forever'")
-    _scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_set)
+    add_scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_set)
     q = rsub.add_parser("clear", help="remove a retention policy")
     q.add_argument("target", choices=("messages", "history_text"))
-    _scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_clear)
+    add_scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_clear)
     q = rsub.add_parser("show", help="list retention policies")
     q.add_argument("--json", action="store_true")
     add_store_arg(q), q.set_defaults(func=cmd_retention_show)

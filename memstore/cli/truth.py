@@ -5,17 +5,7 @@ import argparse
 import json
 import sys
 
-from memstore.cli import add_store_arg, open_memory
-
-
-def _scope_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--user", dest="user_id", help="user id")
-    p.add_argument("--agent", dest="agent_id", help="agent id")
-    p.add_argument("--run", dest="run_id", help="run / session id")
-
-
-def _scope(args: argparse.Namespace) -> dict:
-    return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
+from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
 
 
 def _who(scope: dict) -> str:
@@ -34,7 +24,7 @@ def _when(value: object) -> str:
 
 
 def cmd_contradictions(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     if not _need_scope(scope, "contradictions"):
         return 2
     with open_memory(args) as m:
@@ -62,7 +52,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     if not _need_scope(scope, "timeline"):
         return 2
     with open_memory(args) as m:
@@ -87,7 +77,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def cmd_purge_expired(args: argparse.Namespace) -> int:
-    scope = _scope(args)
+    scope = scope_from_args(args)
     with open_memory(args) as m:
         out = m.purge_expired(**scope, dry_run=args.dry_run, actor_id=args.actor)
     if args.json:
@@ -103,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's subcommands to the parser."""
     p = sub.add_parser("contradictions", help="candidate conflicts among a scope's current memories")
     p.add_argument("--json", action="store_true", help="print JSON")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_contradictions)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_contradictions)
 
     p = sub.add_parser("resolve", help="keep one memory, supersede (or mark compatible) others")
     p.add_argument("keep", help="id of the memory that stays current")
@@ -117,10 +107,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--slot", help="only this slot, e.g. lives_in")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--csv", action="store_true", help="print CSV (for plotting)")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_timeline)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_timeline)
 
     p = sub.add_parser("purge-expired", help="physically delete expired memories (all scopes unless given)")
     p.add_argument("--dry-run", action="store_true", help="only list what would be purged")
     p.add_argument("--actor", help="who purged (recorded in history)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    _scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_purge_expired)
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_purge_expired)

@@ -39,7 +39,6 @@ import json
 import os
 import pickle
 import random
-import re
 import tempfile
 import time
 import uuid
@@ -49,7 +48,6 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from memstore.errors import LLMError, MemstoreError
@@ -73,10 +71,10 @@ from memstore.pipeline.commit_rows import commit_rows
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
-from memstore.pipeline.types import AddState, ContextMemory, Extraction, Fact, Message
+from memstore.pipeline.types import AddState, ContextMemory, Extraction
 from memstore.providers.extract_heuristic import HeuristicExtractor
-from memstore.providers.fact_slots import detect_slot
 from memstore.store.database import registered, vectors_table
+from memstore.ingest.batching import DocCache, context_probe, split_rounds
 
 _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _MERGED_STEPS = (analyze_facts, embed_facts)       # run once over many batches' facts
@@ -611,118 +609,6 @@ class _Ingest:
                         "error": str(exc)[:2000], "latency_ms": None, "created_at": self.now})
             except MemstoreError:
                 pass
-
-
-_FIRST_PERSON_SENTENCE = re.compile(r"[^.!?\n]*\b(?:I|I'm|I've|I'd|I'll|[Mm]y|me|[Ww]e|[Oo]ur)\b[^.!?\n]*[.!?]?")
-
-
-def context_probe(messages: list[Message]) -> list[Message]:
-    """The text by which a batch looks up related stored memories for the LLM: what the user says
-    about themselves (first-person sentences), else all the user's messages, else the batch.
-    Assistant answers are long and say little about the person, and a long query costs more to
-    embed (~40 ms at 256 tokens on this machine's cores, against ~1 ms for a short one in a batch).
-
-    >>> msgs = [Message("user", "Can you explain decorators? Also, I moved to Lisbon."),
-    ...         Message("assistant", "Sure! A decorator is a function that ...")]
-    >>> [m.content for m in context_probe(msgs)]
-    ['Also, I moved to Lisbon.']
-    >>> [m.content for m in context_probe([Message("user", "Explain decorators")])]
-    ['Explain decorators']
-    """
-    user = [m for m in messages if m.role == "user"]
-    said = [s.strip() for m in user for s in _FIRST_PERSON_SENTENCE.findall(m.content)]
-    if said:
-        return [Message("user", " ".join(said))]
-    return user or messages
-
-
-class DocCache:
-    """Callable like a spaCy pipeline; returns the docs that `prime` parsed in bulk.
-
-    >>> calls = []
-    >>> def nlp(text): calls.append(text); return text.upper()
-    >>> nlp.pipe = lambda texts, batch_size: [t.upper() for t in texts]
-    >>> c = DocCache(nlp); c.prime(["a", "b"]); (c("a"), c("z"), calls)
-    ('A', 'Z', ['z'])
-    """
-
-    def __init__(self, nlp: Any) -> None:
-        self._nlp = nlp
-        self._docs: dict[str, Any] = {}
-
-    def prime(self, texts: Any) -> None:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
-        self._docs.update(zip(todo, self._nlp.pipe(todo, batch_size=256)))
-
-    def __call__(self, text: str) -> Any:
-        doc = self._docs.get(text)
-        return doc if doc is not None else self._nlp(text)
-
-    def clear(self) -> None:
-        self._docs.clear()
-
-
-def split_rounds(states: list[AddState], similarity: float) -> list[list[AddState]]:
-    """Cut consecutive batches into rounds that can be written as one with the same outcome as
-    writing them one after the other (as separate add() calls would). A round ends before a batch
-    that
-    - restates a fact of an earlier batch of the round (same hash, or cosine >= `similarity`),
-    - states a fact on a subject + slot (lives_in, works_at, ...) that an earlier batch of the round
-      also states: written together, the later one would be checked for duplicates before the
-      earlier one superseded anything ("moved back to Boston" would be lost),
-    and a round ends after a batch whose facts supersede stored memories by id (the LLM's own
-    `supersedes`), so later batches see those memories as replaced.
-
-    >>> vec = {"x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1], "q": [0.6, 0, 0.8]}
-    >>> def st(*texts):
-    ...     s = AddState(scope=None, messages=[], metadata={}, infer=True)
-    ...     s.facts = [Fact(t, hash=t, embedding=np.array(vec[t], dtype=float)) for t in texts]
-    ...     return s
-    >>> [len(r) for r in split_rounds([st("x"), st(), st("y"), st("x", "z"), st("q")], 0.97)]
-    [3, 2]
-    >>> def said(*texts):
-    ...     s = AddState(scope=None, messages=[], metadata={}, infer=True)
-    ...     s.facts = [Fact(t, attributed_to="Kim", hash=t, embedding=np.eye(3)[n]) for n, t in enumerate(texts)]
-    ...     return s
-    >>> [len(r) for r in split_rounds([said("Kim lives in Boston"), said("Kim lives in Denver")], 0.97)]
-    [1, 1]
-    """
-    rounds: list[list[AddState]] = []
-    current: list[AddState] = []
-    hashes: set[str] = set()
-    slots: set[str] = set()
-    vecs: list[np.ndarray] = []
-    barrier = False
-    for st in states:
-        keys = {k for k in (_slot_key(f) for f in st.facts) if k}
-        if current and st.facts:
-            clash = barrier or any(f.hash in hashes for f in st.facts) or bool(keys & slots)
-            if not clash and vecs and similarity < 1.0:
-                new = _unit([f.embedding for f in st.facts if f.embedding is not None])
-                clash = bool(len(new)) and float((new @ np.asarray(vecs).T).max()) >= similarity
-            if clash:
-                rounds.append(current)
-                current, hashes, slots, vecs = [], set(), set(), []
-        current.append(st)
-        hashes.update(f.hash for f in st.facts if f.hash)
-        slots |= keys
-        vecs.extend(_unit([f.embedding for f in st.facts if f.embedding is not None]))
-        barrier = any(f.supersedes for f in st.facts)
-    if current:
-        rounds.append(current)
-    return rounds
-
-
-def _slot_key(f: Fact) -> str | None:
-    m = detect_slot(f.text, speaker=f.attributed_to)
-    return f"{m.subject}|{m.slot}" if m is not None else None
-
-
-def _unit(vectors: list[Any]) -> np.ndarray:
-    if not vectors:
-        return np.zeros((0, 0), dtype=np.float32)
-    emb = np.asarray(vectors, dtype=np.float32)
-    return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
 
 
 def _utcnow() -> dt.datetime:
