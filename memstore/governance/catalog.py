@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlglot import exp
 
+from memstore.analysis.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
 from memstore.identity import IDENTITY_KEYS
 
 MEMORY_REF_COLUMNS = ("memory_id", "src_id", "dst_id")
@@ -24,18 +24,7 @@ BOOKKEEPING_TABLES = frozenset({("main", "store_meta"), ("main", "schema_migrati
                                 ("main", "erasure_receipts"), ("main", "exports")})
 
 
-def quote_ident(name: str) -> str:
-    """A quoted SQL identifier (built by sqlglot)."""
-    return exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
-
-
-def sql_string(value: str) -> str:
-    """A SQL string literal, for the places DuckDB takes no bound parameter (ATTACH, COPY TO).
-
-    >>> sql_string("it's.duckdb")
-    "'it''s.duckdb'"
-    """
-    return exp.Literal.string(value).sql(dialect="duckdb")
+quote_ident = sql_ident      # one quoting helper for the package: memstore.analysis.quoting
 
 
 def relation(schema: str, table: str) -> str:

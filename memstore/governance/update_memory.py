@@ -53,10 +53,9 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
             con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
             ents = {entity_id(e.norm): e for e in analysis.entities}
             db.checkpoint("write:entities")
-            with registered(db, "new_entities", pa.table({
-                    "id": list(ents), "name": [e.name for e in ents.values()], "norm": [e.norm for e in ents.values()],
-                    "label": [e.label for e in ents.values()], "created_at": [now] * len(ents)})):
-                db.run("queries/insert_entities")
+            db.run("queries/insert_entities", {
+                "ids": list(ents), "names": [e.name for e in ents.values()], "norms": [e.norm for e in ents.values()],
+                "labels": [e.label for e in ents.values()], "created_at": now})
             n_e, n_t = len(ents), len(analysis.terms)
             base = {"scope_key": old["scope_key"], **ident}
 

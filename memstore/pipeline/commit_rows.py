@@ -7,7 +7,6 @@ from typing import Any
 
 from memstore.ids import new_id
 from memstore.pipeline.types import AddState
-from memstore.store.database import registered
 
 # Order matters only for readability; all of it commits or none of it does.
 TABLE_ORDER = ("memories", "entity_postings", "keyword_postings", "memory_links", "history", "messages",
@@ -18,22 +17,73 @@ def commit_rows(state: AddState, rt: Any) -> AddState:
     t0 = time.perf_counter()
     db, cfg = rt.db, rt.config
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
-    with db.transaction("commit"):
-        db.checkpoint("write:entities")
-        with registered(db, "new_entities", state.tables["entities"]):
-            db.run("queries/insert_entities")
+    own = not db.in_transaction          # a plain add(); inside ingest the outer transaction commits
+    cache = db.scope_cache
+    with db.transaction("commit", keeps_cache=own):
+        _insert_entities(db, state.tables["entities"], cache.known_entities if own else set())
         for table in TABLE_ORDER:
-            db.insert_arrow(table, state.tables[table])
-        _supersede(state, rt)
-        if cfg.messages_kept is not None:
-            db.checkpoint("write:prune_messages")
-            db.run("queries/prune_messages", {"scope_key": state.scope.key, "keep": cfg.messages_kept})
+            # ingest's stand-in batches appends itself; a plain add writes a few rows per table
+            (db.insert_rows if own else db.insert_arrow)(table, state.tables[table])
+        closed = _supersede(state, rt)
+        pruned = _prune_messages(state, rt, own)
+    if own:
+        _update_cache(state, db, closed, pruned)
     state.timings["store"] = time.perf_counter() - t0
     return state
 
 
-def _supersede(state: AddState, rt: Any) -> None:
+def _insert_entities(db: Any, ents: Any, known: set[str]) -> None:
+    """Entities are shared by all scopes; the statement is skipped when every one is known to exist."""
+    db.checkpoint("write:entities")
+    ids = ents.column("id").to_pylist() if ents.num_rows else []
+    if not ids or known.issuperset(ids):
+        return
+    db.run("queries/insert_entities", {
+        "ids": ids, "names": ents.column("name").to_pylist(), "norms": ents.column("norm").to_pylist(),
+        "labels": ents.column("label").to_pylist(), "created_at": ents.column("created_at")[0].as_py()})
+
+
+def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
+    """Keep the scope's newest `messages_kept` add() messages. A plain add() knows from the scope
+    cache which ids go (no statement while the scope is under the limit); inside ingest the
+    sorting query decides. Returns the pruned ids (None: not tracked)."""
+    db, keep = rt.db, rt.config.messages_kept
+    if keep is None:
+        return None
+    db.checkpoint("write:prune_messages")
+    if not own:
+        db.run("queries/prune_messages", {"scope_key": state.scope.key, "keep": keep})
+        return None
+    drop = db.scope_cache.messages_to_prune(db, state.scope.key, _message_keys(state), keep)
+    if drop:
+        db.run("queries/prune_messages_by_id", {"scope_key": state.scope.key, "ids": drop})
+    return drop
+
+
+def _update_cache(state: AddState, db: Any, closed: list[str], pruned: list[str] | None) -> None:
+    """After the COMMIT: the scope cache learns what this add stored and closed."""
+    current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
+    try:
+        db.scope_cache.apply_add(db, state.scope.key, {
+            "ids": [f.id for f in current], "hashes": [f.hash for f in current], "texts": [f.text for f in current],
+            "vecs": [f.embedding for f in current], "expires": [state.expiration_date] * len(current)}, closed,
+            _message_keys(state) if pruned is not None else None, pruned)
+        ents = state.tables["entities"]
+        if ents.num_rows:
+            db.scope_cache.known_entities.update(ents.column("id").to_pylist())
+    except Exception:   # the data is committed; a cache that cannot follow is simply dropped
+        db.scope_cache.invalidate()
+
+
+def _message_keys(state: AddState) -> list[tuple[Any, str]]:
+    msgs = state.tables["messages"]
+    return list(zip(msgs.column("created_at").to_pylist(), msgs.column("id").to_pylist())) if msgs.num_rows else []
+
+
+def _supersede(state: AddState, rt: Any) -> list[str]:
+    """Close the validity of what the new facts supersede; returns the closed memory ids."""
     db, cfg = rt.db, rt.config
+    closed_ids: list[str] = []
     for f in state.facts:
         if f.outcome != "added" or not f.supersedes:
             continue
@@ -42,12 +92,14 @@ def _supersede(state: AddState, rt: Any) -> None:
             "at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
             "ids": list(dict.fromkeys(f.supersedes)), "scope_key": state.scope.key})
         for mid, text in closed:
+            closed_ids.append(mid)
             if cfg.history != "off":
                 db.checkpoint("write:history")
                 db.run("queries/insert_history", history_params(
                     state, mid, "SUPERSEDE", text if cfg.history == "full" else None,
                     f.text if cfg.history == "full" else None))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
+    return closed_ids
 
 
 def history_params(state: AddState, memory_id: str, event: str, old: str | None, new: str | None) -> dict:

@@ -23,24 +23,29 @@ def dedupe_facts(state: AddState, rt: Any) -> AddState:
             seen[f.hash] = f.id
     pending = [f for f in state.facts if f.outcome == "pending"]
     semantic = bool(pending) and state.infer and rt.config.dedupe_similarity < 1.0
-    if pending and not semantic:
-        stored = dict(db.rows("queries/dedupe_hash", {"scope_key": state.scope.key, "now": state.now,
-                                                       "hashes": [f.hash for f in pending]}))
-        for f in pending:
-            if f.hash in stored:
-                f.outcome, f.duplicate_of = "duplicate", stored[f.hash]
-    if semantic:
-        # One scan of the scope serves both checks: exact hash first, then near-duplicate vectors.
+    stored: dict[str, str] = {}
+    nearest: list[tuple[int, str, float, str]] = []
+    if pending and not db.in_transaction:
+        # A plain add(): the in-process copy of the scope answers both checks (store/scope_cache.py).
+        entry = db.scope_cache.entry(db, state.scope.key)
+        stored = entry.find_hashes([f.hash for f in pending], state.now)
+        if semantic:
+            nearest = entry.nearest([f.embedding for f in pending], state.now)
+    elif semantic:
+        # Inside a larger transaction (ingest): read the scope as that transaction sees it.
         stored, nearest = scope_matches(db, state.scope.key, state.now, [f.hash for f in pending],
                                         [f.embedding for f in pending])
-        for f in pending:
-            if f.hash in stored:
-                f.outcome, f.duplicate_of = "duplicate", stored[f.hash]
-        for idx, mid, sim, text in nearest:
-            f = pending[idx]   # rows come most similar first; opposite polarity is not a duplicate
-            if f.outcome == "pending" and sim >= rt.config.dedupe_similarity \
-                    and is_negated(text) == is_negated(f.text):
-                f.outcome, f.duplicate_of = "duplicate", mid
+    elif pending:
+        stored = dict(db.rows("queries/dedupe_hash", {"scope_key": state.scope.key, "now": state.now,
+                                                       "hashes": [f.hash for f in pending]}))
+    for f in pending:
+        if f.hash in stored:
+            f.outcome, f.duplicate_of = "duplicate", stored[f.hash]
+    for idx, mid, sim, text in nearest:
+        f = pending[idx]   # rows come most similar first; opposite polarity is not a duplicate
+        if f.outcome == "pending" and sim >= rt.config.dedupe_similarity \
+                and is_negated(text) == is_negated(f.text):
+            f.outcome, f.duplicate_of = "duplicate", mid
     for f in state.facts:
         if f.outcome == "pending":
             f.outcome = "added"

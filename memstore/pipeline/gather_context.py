@@ -5,7 +5,6 @@ import time
 from typing import Any
 
 from memstore.pipeline.types import AddState, ContextMemory, Message
-from memstore.store.database import registered, vectors_table
 
 
 def gather_context(state: AddState, rt: Any) -> AddState:
@@ -19,17 +18,14 @@ def gather_context(state: AddState, rt: Any) -> AddState:
         state.context_messages = [Message(r["role"], r["content"], r["name"], r["created_at"], r["id"]) for r in rows]
     # Related memories are for the LLM's links and supersession; the heuristic extractor needs none.
     if cfg.context_memories > 0 and cfg.llm.provider != "heuristic":
-        has_any = db.scalar("SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ? LIMIT 1)",
-                            [state.scope.key])
-        if has_any:
+        if db.scope_cache.entry(db, state.scope.key).size:
             text = "\n".join(m.content for m in state.messages)[:4000]
             t1 = time.perf_counter()
             vec = rt.embedder.embed([text])
             embed_s = time.perf_counter() - t1
             state.timings["embed"] = state.timings.get("embed", 0.0) + embed_s
-            with registered(db, "qvec", vectors_table(vec, db.dim)):
-                rows = db.dicts("queries/related_memories", {"scope_key": state.scope.key,
-                                                              "n": cfg.context_memories})
-            state.context_memories = [ContextMemory(f"m{i + 1}", r["id"], r["memory"]) for i, r in enumerate(rows)]
+            # the in-process copy of the scope (store/scope_cache.py): no scan of the memories table
+            rows = db.scope_cache.nearest(db, state.scope.key, vec, state.now, cfg.context_memories)
+            state.context_memories = [ContextMemory(f"m{i + 1}", mid, text) for i, (_, mid, _, text) in enumerate(rows)]
     state.timings["context"] = time.perf_counter() - t0 - embed_s  # disjoint from "embed": timings add up
     return state

@@ -1,5 +1,5 @@
 -- Context for many LLM batches at once: for each probe vector in `qvecs` (idx, embedding), the $n
--- current memories of the scope most similar to it (exact scan; same rule as related_memories).
+-- current memories of the scope most similar to it (exact scan; add() reads the same from the in-process scope cache).
 SELECT q.idx, m.id, m.memory
 FROM qvecs q
 JOIN memories m ON m.scope_key = $scope_key AND m.invalidated_at IS NULL

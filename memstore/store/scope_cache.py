@@ -1,0 +1,287 @@
+"""An in-process copy of each scope's current memories (id, hash, text, unit vector, expiration),
+so that add() de-duplicates against the whole scope without scanning the memories table.
+
+Reading a scope's vectors costs ~8 ms at 100k stored memories (the rows are spread over the
+file); the same check on this copy costs ~0.1 ms. The copy is only trusted while nothing but
+add() has written the store:
+
+- add() updates its scope's entry after its own COMMIT (`apply_add`);
+- any other transaction that commits (update, delete, expire, erase, ingest, import ...) and any
+  write statement outside a transaction drops every entry (`invalidate`);
+- for a store file, every check also compares the file's and its WAL's size and mtime with what
+  they were after our last add: a write behind the API's back (another cursor, raw SQL) changes
+  them, and the whole copy is dropped. DuckDB lets one process at a time write a file, so no
+  other process can change it while this one holds it open.
+
+The first miss in a process loads every scope at once when the store holds at most `max_rows`
+current memories (one scan, ~0.2 s at 100k); later misses, or larger stores, load one scope and
+evict the least recently used scopes beyond `max_rows`.
+
+>>> import datetime as dt
+>>> from memstore.store.database import Database
+>>> db = Database(":memory:", dim=2, embedder="t")
+>>> entry = db.scope_cache.entry(db, "u=a|a=|r=")
+>>> entry.size, entry.nearest([[1.0, 0.0]], dt.datetime(2030, 1, 1))
+(0, [])
+"""
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
+
+
+class ScopeEntry:
+    """The current memories of one scope: parallel columns with room to grow, and an alive mask."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str] = []
+        self.hashes: list[str] = []
+        self.texts: list[str] = []
+        self.vecs = np.zeros((0, dim), np.float32)
+        self.expires = np.zeros(0, "datetime64[us]")
+        self.alive = np.zeros(0, bool)
+        self.by_hash: dict[str, list[int]] = {}
+        self.by_id: dict[str, int] = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any) -> None:
+        """Append rows (vectors are normalised here)."""
+        fresh = [j for j, mid in enumerate(ids) if mid not in self.by_id]   # a load may already hold them
+        if len(fresh) < len(ids):
+            ids, hashes, texts = ([xs[j] for j in fresh] for xs in (ids, hashes, texts))
+            vecs, expires = [vecs[j] for j in fresh], [expires[j] for j in fresh]
+        n0, k = len(self.ids), len(ids)
+        if k == 0:
+            return
+        v = np.asarray(vecs, np.float32).reshape(k, self.dim)
+        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        exp = np.array([NOT_EXPIRING if e is None else np.datetime64(e, "us") for e in expires], "datetime64[us]") \
+            if not isinstance(expires, np.ndarray) else expires.astype("datetime64[us]")
+        if n0 + k > len(self.vecs):      # grow by doubling: an add appends without copying the scope
+            cap = max(16, 2 * (n0 + k))
+            self.vecs = _grow(self.vecs, cap)
+            self.expires = _grow(self.expires, cap)
+            self.alive = _grow(self.alive, cap)
+        self.vecs[n0:n0 + k] = v
+        self.expires[n0:n0 + k] = exp
+        self.alive[n0:n0 + k] = True
+        for j, (mid, h) in enumerate(zip(ids, hashes)):
+            self.by_hash.setdefault(h, []).append(n0 + j)
+            self.by_id[mid] = n0 + j
+        self.ids += ids
+        self.hashes += hashes
+        self.texts += texts
+
+    def drop(self, ids: list[str]) -> None:
+        """Mark memories as no longer current (superseded)."""
+        for mid in ids:
+            j = self.by_id.get(mid)
+            if j is not None:
+                self.alive[j] = False
+
+    def _current(self, now: dt.datetime) -> np.ndarray:
+        n = self.size
+        return self.alive[:n] & (self.expires[:n] > np.datetime64(now, "us"))
+
+    def find_hashes(self, hashes: list[str], now: dt.datetime) -> dict[str, str]:
+        """{hash: id} of current memories with one of the given content hashes."""
+        out: dict[str, str] = {}
+        stamp = np.datetime64(now, "us")
+        for h in hashes:
+            for j in self.by_hash.get(h, ()):
+                if self.alive[j] and self.expires[j] > stamp:
+                    out.setdefault(h, self.ids[j])
+                    break
+        return out
+
+    def nearest(self, vectors: Any, now: dt.datetime, k: int = 3) -> list[tuple[int, str, float, str]]:
+        """For each query vector its k most similar current memories as (idx, id, cosine, text),
+        most similar first."""
+        if self.size == 0 or len(vectors) == 0:
+            return []
+        q = np.asarray(vectors, np.float32).reshape(len(vectors), self.dim)
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        rows = np.flatnonzero(self._current(now))
+        if len(rows) == 0:
+            return []
+        sims = self.vecs[rows] @ q.T
+        out = []
+        for j in range(len(q)):
+            col = sims[:, j]
+            top = np.argpartition(-col, k - 1)[:k] if len(col) > k else np.arange(len(col))
+            for i in top[np.argsort(-col[top])]:
+                out.append((j, self.ids[rows[i]], float(col[i]), self.texts[rows[i]]))
+        return out
+
+
+def _grow(arr: np.ndarray, cap: int) -> np.ndarray:
+    out = np.zeros((cap, *arr.shape[1:]), arr.dtype)
+    out[:len(arr)] = arr
+    return out
+
+
+class ScopeCache:
+    """Per-store registry of ScopeEntry objects (shared by every Database on the same file)."""
+
+    def __init__(self, max_rows: int = 200_000) -> None:
+        self.max_rows = max_rows
+        self.entries: collections.OrderedDict[str, ScopeEntry] = collections.OrderedDict()
+        self.known_entities: set[str] = set()
+        # scope -> (created_at, id) of the messages add() stored, oldest first (exact while cached)
+        self.add_messages: dict[str, list[tuple[Any, str]]] = {}
+        self.messages_preloaded = False
+        self.lock = threading.RLock()
+        self.preloaded = False                   # one full load per process at most
+        self.fingerprint: tuple | None = None
+        self.stats = collections.Counter()
+
+    # -- validity ---------------------------------------------------------------------------------
+    def invalidate(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.known_entities.clear()
+            self.add_messages.clear()
+            self.fingerprint = None
+            self.stats["invalidations"] += 1
+
+    def _check_files(self, db: Any) -> None:
+        """Drop everything when the store files changed since our last add (a write we did not see)."""
+        fp = file_fingerprint(db.path)
+        if fp is not None and fp != self.fingerprint:
+            if self.fingerprint is not None or self.entries:
+                self.entries.clear()
+                self.known_entities.clear()
+                self.add_messages.clear()
+                self.stats["file_changes"] += 1
+            self.fingerprint = fp
+
+    def after_commit(self, db: Any) -> None:
+        """Record the files as our own add left them."""
+        self.fingerprint = file_fingerprint(db.path)
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def entry(self, db: Any, scope_key: str) -> ScopeEntry:
+        """The scope's entry, loaded from the store on a miss."""
+        with self.lock:
+            self._check_files(db)
+            e = self.entries.get(scope_key)
+            if e is not None:
+                self.entries.move_to_end(scope_key)
+                self.stats["hits"] += 1
+                return e
+            self.stats["misses"] += 1
+            if not self.preloaded:
+                self.preloaded = True
+                total = db.scalar("SELECT count(*) FROM memories WHERE invalidated_at IS NULL")
+                if total <= self.max_rows:
+                    self._load(db, None)
+                    return self.entries.setdefault(scope_key, ScopeEntry(db.dim))
+            self._load(db, scope_key)
+            e = self.entries.setdefault(scope_key, ScopeEntry(db.dim))
+            self._evict()
+            return e
+
+    def nearest(self, db: Any, scope_key: str, vectors: Any, now: dt.datetime, k: int) -> list[tuple[int, str, float, str]]:
+        """`ScopeEntry.nearest` under the cache lock (callers outside the store's write lock)."""
+        with self.lock:
+            return self.entry(db, scope_key).nearest(vectors, now, k)
+
+    def _load(self, db: Any, scope_key: str | None) -> None:
+        table = db.arrow("queries/cache_all_memories") if scope_key is None else \
+            db.arrow("queries/cache_scope_memories", {"scope_key": scope_key})
+        if table.num_rows == 0:
+            return
+        scopes = table.column("scope_key").to_numpy(zero_copy_only=False)
+        vecs = table.column("embedding").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, db.dim)
+        exp = table.column("expiration_date").to_numpy(zero_copy_only=False).astype("datetime64[us]")
+        exp[np.isnat(exp)] = NOT_EXPIRING
+        ids, hashes, texts = (table.column(c).to_pylist() for c in ("id", "hash", "memory"))
+        bounds = np.flatnonzero(scopes[1:] != scopes[:-1]) + 1      # rows come ordered by scope
+        for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(scopes)]):
+            e = self.entries.setdefault(str(scopes[lo]), ScopeEntry(db.dim))
+            e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi])
+
+    def _evict(self) -> None:
+        total = sum(e.size for e in self.entries.values())
+        while total > self.max_rows and len(self.entries) > 1:
+            _, old = self.entries.popitem(last=False)
+            total -= old.size
+
+    def messages_to_prune(self, db: Any, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
+        """Ids of add()'s messages beyond the newest `keep` once `new` (created_at, id) is stored;
+        the new ones count, so keep=0 removes them too (as the pruning query does)."""
+        with self.lock:
+            self._check_files(db)
+            cur = self.add_messages.get(scope_key)
+            if cur is None:
+                preload = not self.messages_preloaded
+                self.messages_preloaded = True
+                rows = db.rows("queries/cache_add_messages", {"scope_key": None if preload else scope_key})
+                if preload and len(rows) > self.max_rows:
+                    rows = [r for r in rows if r[0] == scope_key]
+                fresh = {mid for _, mid in new}    # already visible to this transaction's read
+                for sk, mid, created in rows:
+                    if mid not in fresh:
+                        self.add_messages.setdefault(sk, []).append((created, mid))
+                cur = self.add_messages.setdefault(scope_key, [])
+            merged = sorted(cur + new)
+            return [mid for _, mid in merged[:max(0, len(merged) - keep)]]
+
+    # -- add() keeps it current ---------------------------------------------------------------------
+    def apply_add(self, db: Any, scope_key: str, rows: dict[str, list], closed: list[str],
+                  messages: list[tuple[Any, str]] | None = None, pruned: list[str] | None = None) -> None:
+        """After add()'s COMMIT: append its current memories, drop the ones it superseded, and
+        follow its messages (stored and pruned)."""
+        with self.lock:
+            if messages is not None and scope_key in self.add_messages:
+                gone = set(pruned or ())
+                merged = dict((mid, when) for when, mid in self.add_messages[scope_key] + messages)
+                self.add_messages[scope_key] = sorted((when, mid) for mid, when in merged.items() if mid not in gone)
+            elif messages is not None:
+                self.add_messages.pop(scope_key, None)
+            e = self.entries.get(scope_key)
+            if e is not None:
+                e.drop(closed)
+                e.extend(rows["ids"], rows["hashes"], rows["texts"], rows["vecs"], rows["expires"])
+            self.after_commit(db)
+
+
+_REGISTRY: dict[str, ScopeCache] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def cache_for(path: str, max_rows: int = 200_000) -> ScopeCache:
+    """The cache shared by every Database on this file (a new one for each in-memory store)."""
+    if path == ":memory:":
+        return ScopeCache(max_rows)
+    key = os.path.realpath(path)
+    with _REGISTRY_LOCK:
+        cache = _REGISTRY.get(key)
+        if cache is None:
+            cache = _REGISTRY[key] = ScopeCache(max_rows)
+        return cache
+
+
+def file_fingerprint(path: str) -> tuple | None:
+    """(size, mtime) of the store file and its WAL; None for an in-memory store."""
+    if path == ":memory:":
+        return None
+    out: list[Any] = []
+    for p in (path, path + ".wal"):
+        try:
+            st = os.stat(p)
+            out += [st.st_size, st.st_mtime_ns]
+        except FileNotFoundError:
+            out += [None, None]
+    return tuple(out)

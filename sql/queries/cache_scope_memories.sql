@@ -1,0 +1,5 @@
+-- One scope's current (not superseded) memories for the in-process scope cache (store/scope_cache.py).
+-- Expired rows come too: the cache hides them by the caller's `now`, as the queries do.
+SELECT scope_key, id, hash, memory, embedding, expiration_date
+FROM memories
+WHERE scope_key = $scope_key AND invalidated_at IS NULL;

@@ -1,0 +1,125 @@
+"""The in-process scope cache (store/scope_cache.py) must never make add() disagree with the store:
+whatever changed the store — the API, raw SQL behind its back, another Memory on the same file —
+the next add de-duplicates against what is really stored."""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+from memstore import Memory
+
+HASHING = {"embedder": {"provider": "hashing"}}
+SCOPE = "u=alice|a=|r="
+
+
+def current_ids(m: Memory) -> set[str]:
+    """What the store itself says is current for alice (the cache must agree)."""
+    sql = ("SELECT id FROM memories WHERE scope_key = ? AND invalidated_at IS NULL "
+           "AND (expiration_date IS NULL OR expiration_date > now())")
+    return {r[0] for r in m.db.rows("q", [SCOPE], sql=sql)}
+
+
+def cached_ids(m: Memory) -> set[str]:
+    e = m.db.scope_cache.entry(m.db, SCOPE)
+    alive = e._current(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    return {mid for mid, ok in zip(e.ids, alive) if ok}
+
+
+@pytest.fixture
+def m(store_path):
+    mem = Memory(store_path, config=HASHING)
+    yield mem
+    mem.close()
+
+
+def test_warm_adds_are_served_from_the_cache(m):
+    m.add("I live in Boston", user_id="alice")
+    stats = m.db.scope_cache.stats
+    misses = stats["misses"]
+    m.add("I like jazz", user_id="alice")
+    again = m.add("I live in Boston", user_id="alice")
+    assert again["results"] == [] and again["extraction"]["deduplicated"] == 1
+    assert stats["misses"] == misses and stats["hits"] >= 2      # no scan after the first add
+    assert cached_ids(m) == current_ids(m)
+
+
+def test_a_raw_sql_delete_behind_the_api_is_noticed(m):
+    first = m.add("I live in Boston", user_id="alice")["results"][0]["id"]
+    m.db.con.execute("DELETE FROM memories WHERE id = ?", [first])      # not through memstore
+    again = m.add("I live in Boston", user_id="alice")
+    assert [r["event"] for r in again["results"]] == ["ADD"]             # stored again, not "duplicate"
+    assert m.db.scope_cache.stats["file_changes"] >= 1
+
+
+@pytest.mark.parametrize("change", ["delete", "delete_all", "update", "expire", "reset"])
+def test_api_changes_are_seen_by_the_next_add(m, change):
+    mid = m.add("I live in Boston", user_id="alice")["results"][0]["id"]
+    if change == "delete":
+        m.delete(mid)
+    elif change == "delete_all":
+        m.delete_all(user_id="alice")
+    elif change == "update":
+        m.update(mid, text="Alice lives in Denver")
+    elif change == "expire":
+        m.db.run("x", {"id": mid}, sql="UPDATE memories SET expiration_date = now() - INTERVAL 1 DAY WHERE id = $id")
+    else:
+        m.reset()
+    again = m.add("I live in Boston", user_id="alice")
+    assert again["results"][0]["event"] == "ADD", change     # update: it also supersedes Denver
+    assert cached_ids(m) == current_ids(m)
+
+
+def test_two_memories_on_one_file_share_what_they_know(store_path):
+    a = Memory(store_path, config=HASHING)
+    b = Memory(store_path, config=HASHING)
+    try:
+        a.add("I live in Boston", user_id="alice")
+        assert b.add("I live in Boston", user_id="alice")["results"] == []   # b sees a's write
+        mid = b.get_all(filters={"user_id": "alice"})["results"][0]["id"]
+        b.delete(mid)
+        assert [r["event"] for r in a.add("I live in Boston", user_id="alice")["results"]] == ["ADD"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_supersession_closes_cached_rows(m):
+    m.add("I live in Boston", user_id="alice")
+    out = m.add("I moved to Seattle", user_id="alice")
+    assert {r["event"] for r in out["results"]} == {"ADD", "SUPERSEDE"}
+    assert cached_ids(m) == current_ids(m)
+    # Boston is no longer current, so saying it again stores it again (and supersedes Seattle)
+    again = m.add("I live in Boston", user_id="alice")
+    assert "ADD" in {r["event"] for r in again["results"]}
+    assert cached_ids(m) == current_ids(m)
+
+
+def test_random_sequences_keep_cache_and_store_in_step(m):
+    rng = random.Random(3)
+    facts = ["I live in Boston", "I moved to Seattle", "I like jazz", "I like tea", "I work at Acme",
+             "I am vegetarian", "My sister is Maria", "I play chess"]
+    for step in range(40):
+        op = rng.random()
+        ids = sorted(current_ids(m))
+        if op < 0.6 or not ids:
+            m.add(rng.choice(facts), user_id="alice")
+        elif op < 0.75:
+            m.delete(rng.choice(ids))
+        elif op < 0.85:
+            m.update(rng.choice(ids), text=rng.choice(facts).replace("I ", "Alice ", 1))
+        elif op < 0.95:
+            m.add(rng.choice(facts), user_id="bob")
+        else:
+            m.db.con.execute("DELETE FROM memories WHERE id = ?", [rng.choice(ids)])
+        assert cached_ids(m) == current_ids(m), f"step {step}"
+
+
+def test_pruning_counts_messages_already_stored_before_this_process(store_path):
+    with Memory(store_path, config={**HASHING, "messages_kept": 4}) as first:
+        first.add([{"role": "user", "content": f"old {i}"} for i in range(3)], user_id="alice", infer=False)
+    with Memory(store_path, config={**HASHING, "messages_kept": 4}) as second:   # a fresh cache entry
+        second.add([{"role": "user", "content": f"new {i}"} for i in range(2)], user_id="alice", infer=False)
+        kept = [r[0] for r in second.db.rows("q", sql="SELECT content FROM messages ORDER BY created_at")]
+        assert kept == ["old 1", "old 2", "new 0", "new 1"]
