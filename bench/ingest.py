@@ -13,8 +13,9 @@ Modes (each in its own process, so peak RSS is per mode):
                    endpoint) at --concurrency, local embedder
 
 Targets (issue 6): offline >= 300 messages/s; LLM wall time within 1.5x of
-messages / batch_size x latency / concurrency. Batches never span conversations, so the LLM makes
-more calls than messages / batch_size; the achievable floor (calls x latency / concurrency) is printed too.
+messages / batch_size x latency / concurrency. Batches never span conversations; each conversation is
+cut evenly into round(n / batch_size) batches (no short tails), so the number of calls is close to
+messages / batch_size; the achievable floor (calls x latency / concurrency) is printed too.
 """
 from __future__ import annotations
 

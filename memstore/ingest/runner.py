@@ -6,7 +6,8 @@ Stages (each timed in the report):
    (`ingest_log`) or repeated within the run; spill the remaining conversations to a temporary file
    (memory stays bounded by one conversation) with an index of their start times.
 2. **extract** — conversations in chronological order (exports list newest first; truth
-   maintenance needs oldest first), cut into batches of `batch_size` messages, each with the
+   maintenance needs oldest first), cut into batches of about `batch_size` messages (evenly, see
+   `split_batches`: no short tail costs a call of its own), each with the
    preceding messages of its conversation as context. LLM calls run in a bounded thread pool with
    retries and backoff; the related stored memories each LLM batch is shown are looked up for
    many batches at once before they are submitted (`_attach_context`). The offline extractor runs
@@ -74,7 +75,7 @@ from memstore.pipeline.gather_context import gather_context
 from memstore.pipeline.types import AddState, ContextMemory, Extraction
 from memstore.providers.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered, vectors_table
-from memstore.ingest.batching import DocCache, context_probe, split_rounds
+from memstore.ingest.batching import DocCache, context_probe, split_batches, split_rounds
 
 _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _MERGED_STEPS = (analyze_facts, embed_facts)       # run once over many batches' facts
@@ -88,7 +89,7 @@ class IngestOptions:
 
     format: str = "auto"
     mapping: dict[str, str] | str | None = None
-    batch_size: int = 20                 # messages per extraction call
+    batch_size: int = 20                 # messages per extraction call (a conversation is cut evenly)
     concurrency: int = 8                 # LLM calls in flight
     retries: int = 3                     # extra tries of a batch after a retryable LLM error
     backoff_s: float = 1.0               # first retry delay; doubles each time (with jitter)
@@ -394,8 +395,8 @@ class _Ingest:
         meta = dict(self.opt.metadata or {})
         states: list[AddState] = []
         positions = [i for i, f in enumerate(fresh) if f]
-        for start in range(0, len(positions), self.opt.batch_size):
-            chunk = positions[start:start + self.opt.batch_size]
+        for part in split_batches(len(positions), self.opt.batch_size):
+            chunk = positions[part.start:part.stop]
             msgs = [conv.messages[i] for i in chunk]
             first = chunk[0]
             st = AddState(scope=self.scope, messages=msgs, metadata=meta, infer=True,
