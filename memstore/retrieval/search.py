@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -20,7 +21,6 @@ from memstore.records import memory_record
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
-from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -74,13 +74,11 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
                   half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
                   use_ent="entity" in channels, limit=int(limit))
     ents = q.entity_ids
+    params.update(qvec=np.asarray(vec, np.float32).reshape(-1)[:db.dim], qterms=list(dict.fromkeys(q.terms)),
+                  qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
     sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
-        .replace("/*POSTING_SCOPE*/", posting_scope)
-    with registered(db, "qvec", vectors_table(vec, db.dim)), \
-            registered(db, "qterms", pa.table({"term": pa.array(q.terms, pa.string())})), \
-            registered(db, "qents", pa.table({"entity_id": pa.array(list(ents), pa.string()),
-                                              "match": pa.array(list(ents.values()), pa.float64())})):
-        table = db.arrow("fuse_scores", params, sql=sql)
+        .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
+    table = db.arrow("fuse_scores", params, sql=sql)
     timings.update(embed=t1 - t0, analyze=t2 - t1, sql=time.perf_counter() - t2)
     return table
 
