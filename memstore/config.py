@@ -96,6 +96,7 @@ class MemoryConfig:
     top_k: int = 20
     threshold: float | None = None          # minimum fused score for search results
     read_only: bool = False
+    scope_cache_rows: int = 200_000         # in-process copy of scopes for add(); 0 turns it off
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "MemoryConfig":
@@ -141,5 +142,7 @@ def _validate(obj: Any, prefix: str) -> None:
     if isinstance(obj, MemoryConfig):
         if not (0 < obj.dedupe_similarity <= 1.0):
             raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")
+        if obj.scope_cache_rows < 0:
+            raise ConfigError("config key 'scope_cache_rows' must be >= 0", key="scope_cache_rows")
         if obj.messages_kept is not None and obj.messages_kept < 0:
             raise ConfigError("config key 'messages_kept' must be >= 0 or None", key="messages_kept")

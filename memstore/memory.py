@@ -62,6 +62,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         self.config = cfg
         embedder = build_embedder(cfg.embedder)
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only)
+        db.scope_cache.max_rows = cfg.scope_cache_rows
         self._rt = Runtime(config=cfg, db=db, embedder=embedder)
 
     @classmethod

@@ -96,7 +96,9 @@ def test_supersession_closes_cached_rows(m):
     assert cached_ids(m) == current_ids(m)
 
 
-def test_random_sequences_keep_cache_and_store_in_step(m):
+@pytest.mark.parametrize("rows", [200_000, 3, 0])   # whole store / per scope with eviction / off
+def test_random_sequences_keep_cache_and_store_in_step(store_path, rows):
+    m = Memory(store_path, config={**HASHING, "scope_cache_rows": rows, "messages_kept": 3})
     rng = random.Random(3)
     facts = ["I live in Boston", "I moved to Seattle", "I like jazz", "I like tea", "I work at Acme",
              "I am vegetarian", "My sister is Maria", "I play chess"]
@@ -114,6 +116,13 @@ def test_random_sequences_keep_cache_and_store_in_step(m):
         else:
             m.db.con.execute("DELETE FROM memories WHERE id = ?", [rng.choice(ids)])
         assert cached_ids(m) == current_ids(m), f"step {step}"
+        n_msgs = m.db.scalar("SELECT count(*) FROM messages WHERE user_id = 'alice'")
+        assert n_msgs == min(3, m.db.scalar("SELECT count(*) FROM extraction_runs WHERE user_id = 'alice'")), step
+    current_texts = {r[0] for r in m.db.rows("q", [sorted(current_ids(m))], sql="SELECT memory FROM memories WHERE list_contains(?, id)")}
+    dup = m.add(facts[0], user_id="alice")       # whatever happened, a current fact is not stored twice
+    added = {r["memory"] for r in dup["results"] if r["event"] == "ADD"}
+    assert ("Alice lives in Boston" in added) == ("Alice lives in Boston" not in current_texts)
+    m.close()
 
 
 def test_pruning_counts_messages_already_stored_before_this_process(store_path):

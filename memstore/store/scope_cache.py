@@ -181,6 +181,9 @@ class ScopeCache:
                 self.stats["hits"] += 1
                 return e
             self.stats["misses"] += 1
+            if self.max_rows == 0:          # cache off: read the scope, keep nothing
+                self._load(db, scope_key)
+                return self.entries.pop(scope_key, None) or ScopeEntry(db.dim)
             if not self.preloaded:
                 self.preloaded = True
                 total = db.scalar("SELECT count(*) FROM memories WHERE invalidated_at IS NULL")
@@ -225,8 +228,8 @@ class ScopeCache:
             self._check_files(db)
             cur = self.add_messages.get(scope_key)
             if cur is None:
-                preload = not self.messages_preloaded
-                self.messages_preloaded = True
+                preload = not self.messages_preloaded and self.max_rows > 0
+                self.messages_preloaded = preload or self.messages_preloaded
                 rows = db.rows("queries/cache_add_messages", {"scope_key": None if preload else scope_key})
                 if preload and len(rows) > self.max_rows:
                     rows = [r for r in rows if r[0] == scope_key]
@@ -236,6 +239,8 @@ class ScopeCache:
                         self.add_messages.setdefault(sk, []).append((created, mid))
                 cur = self.add_messages.setdefault(scope_key, [])
             merged = sorted(cur + new)
+            if self.max_rows == 0:          # cache off: nothing is kept for the next add
+                self.add_messages.pop(scope_key, None)
             return [mid for _, mid in merged[:max(0, len(merged) - keep)]]
 
     # -- add() keeps it current ---------------------------------------------------------------------
