@@ -97,8 +97,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--hnsw-max", type=int, default=100_000,
                     help="measure search_all (HNSW build takes minutes per 100k) only up to this size")
+    ap.add_argument("--workdir", default=None,
+                    help="where the temporary stores go (default: the system temp dir; 1M needs ~3 GB)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(dir=".") as tmp:
+    with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
         for size in args.sizes:
             run(size, args.users, args.queries, tmp, hnsw=size <= args.hnsw_max)
 
