@@ -202,3 +202,26 @@ def test_delete_all_removes_one_users_memories_and_leaves_others(memory, store_p
     assert all(seen["naming"][i] == ["history"] for i in a)
     assert all("memories" in seen["naming"][i] for i in b)
     assert seen["get"] == {**{i: False for i in a}, **{i: True for i in b}}
+
+
+def entity_names(m: Memory) -> set[str]:
+    return {r[0] for r in m.db.rows("e", sql="SELECT norm FROM entities")}
+
+
+def test_delete_removes_entities_no_other_memory_names(memory):
+    sister = memory.add("My sister Maria lives in Lisbon", user_id="alice")["results"][0]["id"]
+    memory.add("Bob visited Lisbon", user_id="bob", infer=False)
+    assert {"maria", "lisbon"} <= entity_names(memory)
+    memory.delete(sister)
+    names = entity_names(memory)
+    assert "maria" not in names          # named only by the deleted memory: gone with it
+    assert "lisbon" in names             # bob's memory still names it
+    assert memory.doctor().height == 0
+
+
+def test_update_removes_entities_the_new_text_no_longer_names(memory):
+    mid = memory.add("My sister Maria lives in Lisbon", user_id="alice")["results"][0]["id"]
+    memory.update(mid, text="Alice's sister Maria lives in Porto")
+    names = entity_names(memory)
+    assert "porto" in names and "lisbon" not in names and "maria" in names
+    assert memory.doctor().height == 0

@@ -49,6 +49,8 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
             db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
                                                   "slot": found and found.slot, "slot_value": found and found.value})
             db.checkpoint("write:entity_postings")
+            old_entities = [r[0] for r in con.execute("SELECT DISTINCT entity_id FROM entity_postings WHERE memory_id = ?",
+                                                      [memory_id]).fetchall()]
             con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
             con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
             ents = {entity_id(e.norm): e for e in analysis.entities}
@@ -64,6 +66,8 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
             db.insert_arrow("entity_postings", pa.table({
                 "entity_id": list(ents), "memory_id": [memory_id] * n_e,
                 **scoped(n_e)}))
+            if old_entities:
+                db.run("queries/drop_unposted_entities", {"ids": old_entities})
             db.insert_arrow("keyword_postings", pa.table({
                 "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
                 "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
