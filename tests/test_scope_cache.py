@@ -132,3 +132,16 @@ def test_pruning_counts_messages_already_stored_before_this_process(store_path):
         second.add([{"role": "user", "content": f"new {i}"} for i in range(2)], user_id="alice", infer=False)
         kept = [r[0] for r in second.db.rows("q", sql="SELECT content FROM messages ORDER BY created_at")]
         assert kept == ["old 1", "old 2", "new 0", "new 1"]
+
+
+def test_the_cache_is_freed_when_the_last_memory_on_a_file_closes(store_path):
+    from memstore.store import scope_cache
+
+    a = Memory(store_path, config=HASHING)
+    b = Memory(store_path, config=HASHING)
+    a.add("I live in Boston", user_id="alice")
+    key = next(k for k in scope_cache._REGISTRY if k.endswith("memstore.duckdb") and a.db.scope_cache is scope_cache._REGISTRY[k])
+    a.close()
+    assert scope_cache._REGISTRY.get(key) is b.db.scope_cache      # b still uses it
+    b.close()
+    assert key not in scope_cache._REGISTRY                          # nothing kept for a closed store

@@ -23,7 +23,7 @@ import pyarrow as pa
 from memstore.analysis.quoting import sql_ident
 from memstore.errors import QueryError, ReadOnlyError, StoreMismatchError, StoreWriteError
 from memstore.store.extensions import load_extension
-from memstore.store.scope_cache import ScopeCache, cache_for
+from memstore.store.scope_cache import ScopeCache, cache_for, release_cache
 from memstore.store.sqlfiles import load_sql, migration_files
 
 log = logging.getLogger("memstore.store")
@@ -67,13 +67,17 @@ class Database:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._con.close()
+        if not getattr(self, "_released", False):
+            self._released = True
+            release_cache(self.path, self.scope_cache)
 
     def reopen(self) -> None:
         """Close and connect again to the same path (erasure replaces the file with a rewritten
         copy). Every thread gets a fresh cursor on its next statement. Keep in step with __init__'s
         per-connection setup."""
         with self.write_lock:
-            self.close()
+            with contextlib.suppress(Exception):
+                self._con.close()
             self._con = duckdb.connect(self.path, read_only=self.read_only)
             self._local = threading.local()
             self.has_vss = load_extension(self._con, "vss")
@@ -277,7 +281,7 @@ _READ_CACHE: dict[str, bool] = {}
 
 def _is_read(name: str, text: str) -> bool:
     """Does this statement only read? (first keyword after comments; cached per named file)"""
-    known = _READ_CACHE.get(name) if name != "scalar" and name != "t" else None
+    known = _READ_CACHE.get(name)
     if known is not None:
         return known
     lines = (ln.strip() for ln in text.splitlines())

@@ -145,6 +145,7 @@ class ScopeCache:
         self.preloaded = False                   # one full load per process at most
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
+        self.holders = 0                         # open Database objects sharing this cache
 
     # -- validity ---------------------------------------------------------------------------------
     def invalidate(self) -> None:
@@ -275,7 +276,21 @@ def cache_for(path: str, max_rows: int = 200_000) -> ScopeCache:
         cache = _REGISTRY.get(key)
         if cache is None:
             cache = _REGISTRY[key] = ScopeCache(max_rows)
+        cache.holders += 1
         return cache
+
+
+def release_cache(path: str, cache: ScopeCache) -> None:
+    """A Database on this file closed: the last one to close frees the cache."""
+    if path == ":memory:":
+        cache.invalidate()
+        return
+    key = os.path.realpath(path)
+    with _REGISTRY_LOCK:
+        cache.holders -= 1
+        if cache.holders <= 0 and _REGISTRY.get(key) is cache:
+            del _REGISTRY[key]
+            cache.invalidate()
 
 
 def file_fingerprint(path: str) -> tuple | None:
