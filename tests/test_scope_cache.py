@@ -145,3 +145,39 @@ def test_the_cache_is_freed_when_the_last_memory_on_a_file_closes(store_path):
     assert scope_cache._REGISTRY.get(key) is b.db.scope_cache      # b still uses it
     b.close()
     assert key not in scope_cache._REGISTRY                          # nothing kept for a closed store
+
+
+def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
+    import threading
+
+    facts = [f"I like topic number {i}" for i in range(12)]
+    errors: list[BaseException] = []
+
+    def adder(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(15):
+                m.add(rng.choice(facts), user_id="alice")
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    def deleter() -> None:
+        rng = random.Random(99)
+        try:
+            for _ in range(8):
+                ids = sorted(current_ids(m))
+                if ids:
+                    m.delete(rng.choice(ids))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=adder, args=(s,)) for s in range(3)] + [threading.Thread(target=deleter)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    dup = m.db.scalar("SELECT count(*) FROM (SELECT hash FROM memories WHERE scope_key = ? AND invalidated_at IS NULL "
+                      "GROUP BY hash HAVING count(*) > 1)", [SCOPE])
+    assert dup == 0
+    assert cached_ids(m) == current_ids(m)
