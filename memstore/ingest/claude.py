@@ -18,15 +18,13 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from memstore.ingest.jsonstream import iter_items
-from memstore.ingest.sources import open_bytes
+from memstore.ingest.json_exports import lenient_time, stream_conversations
 from memstore.ingest.types import (
     DEFAULT_MAX_MESSAGE_CHARS,
     Problem,
     SourceConversation,
     clean_message,
 )
-from memstore.timeutil import TimeParseError, parse_time
 
 FORMAT = "claude"
 _SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -35,23 +33,11 @@ _SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
 def read_claude(path: str | os.PathLike, problems: list[Problem], *,
                 max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS, **_: Any) -> Iterator[SourceConversation]:
     """Yield each conversation of the export, one at a time (the file is streamed)."""
-    file = os.fspath(path)
-    with open_bytes(file) as stream:
-        for n, raw in enumerate(iter_items(stream, file, what="conversation")):
-            conv = parse_conversation(raw, file, problems, index=n, max_message_chars=max_message_chars,
-                                      repaired=stream.bad > 0)
-            if conv is not None:
-                yield conv
-        if stream.bad:
-            problems.append(Problem(file, f"{stream.bad} invalid UTF-8 byte sequence(s) replaced with U+FFFD "
-                                          f"(first near byte {stream.first_bad_at})", severity="warning"))
+    return stream_conversations(path, problems, parse_conversation, max_message_chars=max_message_chars)
 
 
 def _when(value: Any) -> Any:
-    try:
-        return parse_time(value, "created_at") if value not in (None, "") else None
-    except (TimeParseError, ValueError, OverflowError, OSError):
-        return None
+    return lenient_time(value, "created_at")
 
 
 def parse_conversation(raw: Any, file: str, problems: list[Problem], *, index: int = 0,
