@@ -181,3 +181,17 @@ def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
                       "GROUP BY hash HAVING count(*) > 1)", [SCOPE])
     assert dup == 0
     assert cached_ids(m) == current_ids(m)
+
+
+def test_an_unclosed_memory_frees_its_cache_when_collected(store_path):
+    import gc
+
+    from memstore.store import scope_cache
+
+    m = Memory(store_path, config=HASHING)
+    m.add("I live in Boston", user_id="alice")
+    cache = m.db.scope_cache
+    assert cache in scope_cache._REGISTRY.values()
+    del m
+    gc.collect()
+    assert cache not in scope_cache._REGISTRY.values()

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,8 @@ class Database:
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
         self.trace: Callable[[str, str, Any, float], None] | None = None
         self.scope_cache: ScopeCache = cache_for(self.path)
+        # freed when the last Database on this file closes, or is garbage-collected unclosed
+        self._release = weakref.finalize(self, release_cache, self.path, self.scope_cache)
         self._columns: dict[str, dict[str, str]] = {}
         self.has_vss = load_extension(self._con, "vss")
         self.has_fts = load_extension(self._con, "fts")
@@ -67,9 +70,7 @@ class Database:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._con.close()
-        if not getattr(self, "_released", False):
-            self._released = True
-            release_cache(self.path, self.scope_cache)
+        self._release()      # runs once
 
     def reopen(self) -> None:
         """Close and connect again to the same path (erasure replaces the file with a rewritten
