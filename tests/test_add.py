@@ -177,3 +177,16 @@ def test_timestamp_sets_valid_from_and_message_time(memory):
     rec = memory.get(out["results"][0]["id"])
     assert rec["valid_from"].startswith("2023-05-01T10:00")
     assert str(memory.db.scalar("SELECT created_at FROM messages")).startswith("2023-05-01 10:00")
+
+
+@pytest.mark.parametrize("said, stored", [
+    ("I also work at Acme", "Alice also works at Acme"),
+    ("I usually go hiking on weekends", "Alice usually goes hiking on weekends"),
+    ("I never drink coffee", "Alice never drinks coffee"),
+    ("I really don't like olives", "Alice really doesn't like olives"),
+    ("I still play the violin", "Alice still plays the violin"),
+    ("I can swim", "Alice can swim"),
+])
+def test_offline_extractor_conjugates_past_adverbs(memory, said, stored):
+    out = memory.add(said, user_id="alice")
+    assert [r["memory"] for r in out["results"] if r["event"] == "ADD"] == [stored]

@@ -28,6 +28,9 @@ _IRREGULAR = {"be": "is", "am": "is", "'m": "is", "have": "has", "'ve": "has", "
               "'d": "would", "'ll": "will", "was": "was", "were": "was"}
 
 
+_ADVERB_TAGS = ("RB", "RBR", "RBS")     # also, really, usually, never, still, just, ...
+
+
 def _third_person(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
@@ -94,17 +97,22 @@ class HeuristicExtractor:
             if low == "i":
                 parts.append(who + ws)
                 subject_seen = True
-                # conjugate the verb (or auxiliary) that follows the subject
-                if i + 1 < len(toks):
-                    nxt = toks[i + 1]
+                # conjugate the verb (or auxiliary) that follows the subject, past any adverbs
+                # in between ("I also work" -> "Alice also works")
+                j = i + 1
+                while j < len(toks) and toks[j].tag_ in _ADVERB_TAGS and toks[j].text.lower() != "n't":
+                    j += 1
+                if j < len(toks):
+                    nxt = toks[j]
                     if nxt.tag_ in ("VBP", "MD") or nxt.text.lower() in _IRREGULAR:
                         word = nxt.text
                         conj = word if nxt.tag_ == "MD" and word.lower() not in _IRREGULAR else _third_person(word)
-                        if word.startswith("'"):
+                        if word.startswith("'") and j == i + 1:
                             parts[-1] = who + " "
+                        parts.extend(t.text + t.whitespace_ for t in toks[i + 1:j])   # the adverbs, unchanged
                         # "I don't" -> "Alice doesn't"
                         parts.append(conj + nxt.whitespace_)
-                        i += 2
+                        i = j + 1
                         continue
             elif low in ("my", "mine"):
                 parts.append(f"{who}'s" + ws)
