@@ -13,11 +13,12 @@ def gather_context(state: AddState, rt: Any) -> AddState:
     t0 = time.perf_counter()
     embed_s = 0.0
     cfg, db = rt.config, rt.db
-    if cfg.context_messages > 0:
+    # Recent messages and related memories are for the LLM; the heuristic extractor reads neither.
+    llm = cfg.llm.provider != "heuristic"
+    if cfg.context_messages > 0 and llm:
         rows = db.dicts("queries/recent_messages", {"scope_key": state.scope.key, "n": cfg.context_messages})
         state.context_messages = [Message(r["role"], r["content"], r["name"], r["created_at"], r["id"]) for r in rows]
-    # Related memories are for the LLM's links and supersession; the heuristic extractor needs none.
-    if cfg.context_memories > 0 and cfg.llm.provider != "heuristic":
+    if cfg.context_memories > 0 and llm:          # for the LLM's links and supersession
         if db.scope_cache.entry(db, state.scope.key).size:
             text = "\n".join(m.content for m in state.messages)[:4000]
             t1 = time.perf_counter()
