@@ -1,5 +1,9 @@
 """Step 6: de-duplicate against the WHOLE scope — exact content hash, then near-duplicate vectors.
-Runs under the store's write lock so two concurrent adds cannot both store the same fact."""
+Runs under the store's write lock so two concurrent adds cannot both store the same fact.
+
+A plain add() asks the in-process scope cache (store/scope_cache.py: ~0.2 ms instead of an ~8 ms
+scan at 100k memories); inside ingest's larger transaction the scope is read from the store, as
+that transaction sees it (`scope_matches`)."""
 from __future__ import annotations
 
 import datetime as dt
