@@ -70,3 +70,12 @@ def test_unknown_operator_and_bad_shapes_are_clear_errors(populated):
         populated.search("tea", filters={"topic": "food"})
     with pytest.raises(FilterError, match="identity"):
         populated.search("tea", filters={"OR": [{"user_id": "alice"}]})
+
+
+def test_identity_is_trimmed_on_read_as_on_write(memory):
+    memory.add("Carol keeps bees", user_id=" carol ", infer=False)
+    for uid in ("carol", " carol", "carol\t", {"eq": " carol "}):
+        assert texts(memory, {"user_id": uid}, "bees") == ["Carol keeps bees"]
+        assert [r["memory"] for r in memory.get_all(filters={"user_id": uid})["results"]] == ["Carol keeps bees"]
+    with pytest.raises(FilterError, match="identity"):
+        memory.search("bees", filters={"user_id": "   "})

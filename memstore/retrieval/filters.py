@@ -114,6 +114,24 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
+def _trim_identity(filters: Any) -> Any:
+    """Top-level identity values trimmed as add() trims them, so " alice " reads what it wrote.
+
+    >>> _trim_identity({"user_id": " alice ", "agent_id": {"eq": "bot "}, "topic": " x "})
+    {'user_id': 'alice', 'agent_id': {'eq': 'bot'}, 'topic': ' x '}
+    """
+    if not isinstance(filters, dict):
+        return filters
+    out = dict(filters)
+    for k in IDENTITY_KEYS:
+        v = out.get(k)
+        if isinstance(v, str):
+            out[k] = v.strip()
+        elif isinstance(v, dict) and set(v) == {"eq"} and isinstance(v["eq"], str):
+            out[k] = {"eq": v["eq"].strip()}
+    return out
+
+
 def scope_of(filters: dict[str, Any] | None) -> dict[str, str]:
     """Identity keys given as plain equality at the top level: the tenant boundary."""
     out = {}
@@ -130,7 +148,7 @@ def compile_filters(filters: dict[str, Any] | None, *, alias: str = "m",
                     require_scope: bool = True) -> tuple[str, dict[str, Any], dict[str, str]]:
     """Filters → (SQL boolean expression, parameters, scope). The scope (top-level identity
     equalities) is always ANDed, so OR/NOT branches can never widen it to another user."""
-    filters = filters or {}
+    filters = _trim_identity(filters or {})
     scope = scope_of(filters)
     if require_scope and not scope:
         raise FilterError("filters need at least one identity key at the top level",
