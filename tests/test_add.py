@@ -190,3 +190,17 @@ def test_timestamp_sets_valid_from_and_message_time(memory):
 def test_offline_extractor_conjugates_past_adverbs(memory, said, stored):
     out = memory.add(said, user_id="alice")
     assert [r["memory"] for r in out["results"] if r["event"] == "ADD"] == [stored]
+
+
+@pytest.mark.parametrize("said, stored", [
+    ("We cancelled our trip to Peru", ["Alice and others cancelled their trip to Peru"]),
+    ("We're expecting a baby in June", ["Alice and others are expecting a baby in June"]),
+    ("Our daughter Mia started school", ["Alice's daughter Mia started school"]),
+    ("My wife and I are vegan", ["Alice's wife and Alice are vegan"]),
+    ("Tom and I went hiking", ["Tom and Alice went hiking"]),
+    ("I live in Boston and I work at Acme", ["Alice lives in Boston", "Alice works at Acme"]),
+    ("I ran and I swam", ["Alice ran", "Alice swam"]),
+])
+def test_offline_extractor_handles_we_coordinated_subjects_and_past_forms(memory, said, stored):
+    out = memory.add(said, user_id="alice")
+    assert [r["memory"] for r in out["results"] if r["event"] == "ADD"] == stored
