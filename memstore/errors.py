@@ -32,6 +32,10 @@ class NotFoundError(MemstoreError, KeyError):
         return self.args[0] if self.args else ""
 
 
+class DuplicateMemoryError(MemstoreError, ValueError):
+    """The change would give a scope two current memories with the same text."""
+
+
 class LLMError(MemstoreError):
     """The LLM could not be reached or failed. `retryable` says whether trying again may help."""
 

@@ -32,14 +32,16 @@ from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.records import history_record, memory_record
-from memstore.retrieval.filters import compile_filters
+from memstore.retrieval.filters import trim_identity, compile_filters
 from memstore.runtime import Runtime
 from memstore.store.database import Database, registered, vectors_table
 from memstore.store.sqlfiles import load_sql
 from memstore.timeutil import parse_time
 
-_ALL_TABLES = ("entity_postings", "keyword_postings", "memory_links", "history", "messages", "extraction_runs",
-               "memories", "entities")
+# reset() keeps the schema and these records, which hold no memory content: erasure receipts
+# (proof of past erasures), the export registry (forget() must still find those files) and
+# retention policies (settings). Every other base table is emptied, found from the catalog.
+RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies"})
 
 
 def _now() -> dt.datetime:
@@ -109,7 +111,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         state = AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
                          infer=infer, actor_id=actor_id, prompt=prompt,
                          timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
-                         expiration_date=parse_time(expiration_date, "expiration_date") if expiration_date else None)
+                         expiration_date=parse_time(expiration_date, "expiration_date")
+                         if expiration_date is not None else None)
         state = run_add(state, self._rt)
         ex = state.extraction
         return {"results": state.results,
@@ -152,11 +155,16 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         return {"message": f"Deleted {n} memories", "deleted": n}
 
     def reset(self) -> dict[str, Any]:
-        """Remove every row from every table (schema stays). Irreversible."""
+        """Remove every memory, message, run, history and ingest record in one transaction
+        (schema, erasure receipts, export registry and retention policies stay). Irreversible.
+        A file ingested before a reset is ingested again afterwards."""
+        from memstore.governance.catalog import relation, table_columns
+
+        tables = sorted(k for k in table_columns(self.db) if k[0] == "main" and k[1] not in RESET_KEEPS)
         with self.db.transaction("reset") as con:
-            for table in _ALL_TABLES:
-                con.execute(f'DELETE FROM "{table}"')
-        return {"message": "Memory store reset"}
+            for schema, table in tables:
+                con.execute(f"DELETE FROM {relation(schema, table)}")
+        return {"message": "Memory store reset", "tables": [t for _, t in tables]}
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, memory_id: str) -> dict[str, Any] | None:
@@ -203,7 +211,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         from memstore.retrieval.search import run_search
 
         filters = _merge_identity(filters, user_id, agent_id, run_id)
-        return run_search(self._rt, query, filters=filters, top_k=top_k or self.config.top_k,
+        return run_search(self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
                           threshold=self.config.threshold if threshold is None else threshold,
                           explain=explain, include_superseded=include_superseded, show_expired=show_expired,
                           as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
@@ -256,10 +264,11 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
 
 def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,
                     run_id: str | None) -> dict[str, Any]:
-    filters = dict(filters or {})
+    filters = trim_identity(dict(filters or {}))
     for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is None:
             continue
+        value = value.strip() if isinstance(value, str) else value
         if key in filters and filters[key] != value:
             raise IdentityError(f"{key} given twice with different values", key=key)
         filters[key] = value

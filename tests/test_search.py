@@ -192,3 +192,32 @@ def test_search_all_spans_scopes_and_matches_exact_scan(memory):
         warnings.simplefilter("error")
         memory.add("Alice bought a red kayak", user_id="alice", infer=False)  # index maintained on write
     assert memory.search_all("red kayak", top_k=1)["results"][0]["memory"] == "Alice bought a red kayak"
+
+
+def test_search_arguments_are_validated_with_clear_errors(memory):
+    from memstore.errors import MemstoreError
+    _store(memory)
+    for bad in (0, -1, 10**9, 2.5, True):
+        with pytest.raises(MemstoreError, match="top_k must be an integer"):
+            memory.search("Alice", user_id="alice", top_k=bad)
+    for bad in (-0.5, float("nan"), float("inf"), "high"):
+        with pytest.raises(MemstoreError, match="must be a finite number >= 0"):
+            memory.search("Alice", user_id="alice", weights={"keyword": bad})
+    with pytest.raises(MemstoreError, match="empty"):
+        memory.explain_search("", user_id="alice")
+    assert len(memory.search("Alice", user_id="alice", top_k=1)["results"]) == 1
+
+
+def test_channel_order_does_not_change_scores(memory):
+    _store(memory)
+    q = "where does alice live?"          # a slot question: the slot signal is on for all three channels
+    a = memory.search(q, user_id="alice", explain=True)["results"]
+    b = memory.search(q, user_id="alice", channels=("entity", "keyword", "semantic"), explain=True)["results"]
+    assert [(r["id"], r["score"]) for r in a] == [(r["id"], r["score"]) for r in b]
+    assert a[0]["memory"] == "Alice lives in Boston" and a[0]["explain"]["slot"] == 1.0
+
+
+def test_identity_arguments_are_trimmed_like_filters(memory):
+    _store(memory)
+    assert memory.search("Boston", user_id=" alice ", filters={"user_id": "alice"})["results"]
+    assert memory.frame("memories", user_id=" alice ").height == len(FACTS)

@@ -225,3 +225,38 @@ def test_update_removes_entities_the_new_text_no_longer_names(memory):
     names = entity_names(memory)
     assert "porto" in names and "lisbon" not in names and "maria" in names
     assert memory.doctor().height == 0
+
+
+def test_update_refuses_a_text_another_current_memory_holds(memory):
+    from memstore.errors import DuplicateMemoryError
+    a = memory.add("Alice lives in Boston", user_id="alice", infer=False)["results"][0]["id"]
+    b = memory.add("Alice likes tea", user_id="alice", infer=False)["results"][0]["id"]
+    other = memory.add("Alice likes tea", user_id="bob", infer=False)["results"][0]["id"]
+    with pytest.raises(DuplicateMemoryError, match=a):
+        memory.update(b, text="Alice lives in Boston")
+    assert memory.get(b)["memory"] == "Alice likes tea"            # nothing changed
+    assert [e["event"] for e in memory.history(b)] == ["ADD"]
+    memory.update(other, text="Alice lives in Boston")            # another scope: allowed
+    assert memory.get(other)["memory"] == "Alice lives in Boston"
+
+
+def test_add_keeps_a_falsy_expiration_date(memory):
+    from memstore.errors import MemstoreError
+    r = memory.add("Alice is at the conference", user_id="alice", infer=False, expiration_date=0)
+    assert memory.get(r["results"][0]["id"])["expiration_date"] is not None   # 1970: already expired
+    with pytest.raises(MemstoreError, match="expiration_date"):
+        memory.add("Alice is at home", user_id="alice", infer=False, expiration_date="")
+
+
+def test_reset_forgets_ingest_records_so_a_file_ingests_again(memory, tmp_path):
+    import json
+    export = tmp_path / "chat.jsonl"
+    export.write_text("\n".join(json.dumps({"role": "user", "content": t, "conversation_id": "c1"})
+                                for t in ("I live in Boston", "I am vegetarian")) + "\n")
+    first = memory.ingest(str(export), user_id="alice")
+    assert memory.get_all(user_id="alice")["results"]
+    out = memory.reset()
+    assert {"ingest_log", "ingest_runs", "memories"} <= set(out["tables"])
+    assert not memory.get_all(user_id="alice")["results"]
+    again = memory.ingest(str(export), user_id="alice")
+    assert again.memories["added"] == first.memories["added"] > 0

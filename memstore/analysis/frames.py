@@ -54,9 +54,10 @@ class UnknownFrameError(MemstoreError, ValueError):
 
 
 def check_scope(scope: dict[str, Any] | None) -> dict[str, str]:
-    """Identity equalities to filter on; values must be non-empty strings.
+    """Identity equalities to filter on; values must be non-empty strings, trimmed as add()
+    trims them on write.
 
-    >>> check_scope({"user_id": "alice", "agent_id": None})
+    >>> check_scope({"user_id": " alice ", "agent_id": None})
     {'user_id': 'alice'}
     """
     out: dict[str, str] = {}
@@ -67,7 +68,7 @@ def check_scope(scope: dict[str, Any] | None) -> dict[str, str]:
             continue
         if not isinstance(value, str) or not value.strip():
             raise IdentityError(f"{key} must be a non-empty string, got {value!r}", key=key)
-        out[key] = value
+        out[key] = value.strip()
     return out
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memstore.errors import NotFoundError
+from memstore.errors import DuplicateMemoryError, NotFoundError
 from memstore.ids import content_hash, entity_id, new_id
 from memstore.providers.fact_slots import detect_slot
 from memstore.store.database import registered, vectors_table
@@ -15,7 +15,9 @@ from memstore.store.database import registered, vectors_table
 
 def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | None,
                   expiration_date: dt.datetime | None, actor_id: str | None) -> dict[str, Any]:
-    db, cfg = rt.db, rt.config
+    """See `Memory.update`: re-embeds and re-links changed text; refuses a text another current
+    memory of the scope already holds (DuplicateMemoryError)."""
+    db = rt.db
     rows = db.dicts("queries/get_memory", {"id": memory_id})
     if not rows:
         raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -32,7 +34,34 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
         analysis, vec = None, None
     meta = old["metadata"] if metadata is None else json.dumps(metadata, ensure_ascii=False, default=str)
     ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
-    with db.transaction("update") as con:
+    with db.write_lock:  # checks and write see the same store: no other writer in between
+        _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
+        _write(rt, con_step="update", memory_id=memory_id, old=old, new_text=new_text, changed=changed,
+               analysis=analysis, vec=vec, meta=meta, ident=ident, expiration_date=expiration_date,
+               actor_id=actor_id, now=now)
+    return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
+            "message": "Memory updated successfully!"}
+
+
+def _check_still_writable(db: Any, memory_id: str, scope_key: str, new_text: str, changed: bool,
+                          now: dt.datetime) -> None:
+    """The memory still exists, and no other current memory of its scope already says the new text
+    (one content hash per scope, as add() keeps it)."""
+    if not db.rows("queries/get_memory", {"id": memory_id}):
+        raise NotFoundError(f"no memory with id {memory_id!r} (deleted while updating)")
+    if changed:
+        twins = [i for _, i in db.rows("queries/dedupe_hash", {
+            "scope_key": scope_key, "hashes": [content_hash(new_text)], "now": now}) if i != memory_id]
+        if twins:
+            raise DuplicateMemoryError(f"memory {twins[0]} of the same scope already says {new_text!r}",
+                                       hint=f"delete {memory_id} instead, or update {twins[0]}",
+                                       memory_id=twins[0])
+
+
+def _write(rt: Any, *, con_step: str, memory_id: str, old: dict, new_text: str, changed: bool, analysis: Any,
+           vec: Any, meta: Any, ident: dict, expiration_date: Any, actor_id: str | None, now: dt.datetime) -> None:
+    db, cfg = rt.db, rt.config
+    with db.transaction(con_step) as con:
         if changed:
             emb_table = vectors_table(vec, db.dim)
         else:
@@ -78,5 +107,3 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
                 "id": new_id(), "memory_id": memory_id, "event": "UPDATE",
                 "old_memory": old["memory"] if full else None, "new_memory": new_text if full else None,
                 **ident, "scope_key": old["scope_key"], "actor_id": actor_id, "role": "user", "created_at": now})
-    return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
-            "message": "Memory updated successfully!"}

@@ -59,9 +59,16 @@ class _Compiler:
             if op in ("in", "nin"):
                 if not isinstance(value, (list, tuple)):
                     raise FilterError(f"operator {op!r} on {key!r} needs a list, got {type(value).__name__}")
-                items = [v if isinstance(v, str) else _scalar(v) for v in value]
+                bad = [v for v in value if v is not None and not isinstance(v, (str, int, float))]
+                if bad:
+                    raise FilterError(f"operator {op!r} on {key!r} takes strings and numbers, got {bad[0]!r}")
+                items = [v if isinstance(v, str) else _scalar(v) for v in value if v is not None]
                 cond: exp.Expression = exp.func("list_contains", self.param(items), col)
-                parts.append(exp.Not(this=exp.func("coalesce", cond, exp.false())) if op == "nin" else cond)
+                if op == "nin" or None in value:
+                    cond = exp.func("coalesce", cond, exp.false())
+                if None in value:  # None in the list means "the key is missing", as eq None does
+                    cond = exp.paren(exp.or_(cond, exp.Is(this=col, expression=exp.null())))
+                parts.append(exp.Not(this=cond) if op == "nin" else cond)
                 continue
             if value is not None and not isinstance(value, (str, int, float)):
                 raise FilterError(f"filter value for {key!r} must be a string or number, got {type(value).__name__}")
@@ -114,10 +121,10 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
-def _trim_identity(filters: Any) -> Any:
+def trim_identity(filters: Any) -> Any:
     """Top-level identity values trimmed as add() trims them, so " alice " reads what it wrote.
 
-    >>> _trim_identity({"user_id": " alice ", "agent_id": {"eq": "bot "}, "topic": " x "})
+    >>> trim_identity({"user_id": " alice ", "agent_id": {"eq": "bot "}, "topic": " x "})
     {'user_id': 'alice', 'agent_id': {'eq': 'bot'}, 'topic': ' x '}
     """
     if not isinstance(filters, dict):
@@ -148,7 +155,7 @@ def compile_filters(filters: dict[str, Any] | None, *, alias: str = "m",
                     require_scope: bool = True) -> tuple[str, dict[str, Any], dict[str, str]]:
     """Filters → (SQL boolean expression, parameters, scope). The scope (top-level identity
     equalities) is always ANDed, so OR/NOT branches can never widen it to another user."""
-    filters = _trim_identity(filters or {})
+    filters = trim_identity(filters or {})
     scope = scope_of(filters)
     if require_scope and not scope:
         raise FilterError("filters need at least one identity key at the top level",

@@ -7,6 +7,7 @@ every signal is in [0, 1] and the fused score is a weighted mean with a fixed de
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 import warnings
 from collections.abc import Sequence
@@ -26,6 +27,37 @@ from memstore.store.sqlfiles import load_sql
 CHANNELS = ("semantic", "keyword", "entity")
 
 
+MAX_LIMIT = 100_000
+
+
+def check_query(query: Any) -> None:
+    """A search query must be non-empty text.
+
+    >>> check_query("  ")
+    Traceback (most recent call last):
+    ...
+    memstore.errors.MemstoreError: search query is empty — pass the text to search for
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise MemstoreError("search query is empty", hint="pass the text to search for")
+
+
+def check_limit(value: Any, name: str = "top_k") -> int:
+    """A result count: an int from 1 to MAX_LIMIT.
+
+    >>> check_limit(5)
+    5
+    >>> check_limit(0)
+    Traceback (most recent call last):
+    ...
+    memstore.errors.MemstoreError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= MAX_LIMIT:
+        raise MemstoreError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
+                            hint="ask for at least one result")
+    return int(value)
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
@@ -35,6 +67,10 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
                     channels: Sequence[str] = CHANNELS, weights: dict[str, float] | None = None,
                     timings: dict[str, float] | None = None) -> pa.Table:
     """Every candidate with its per-signal scores, channels and fused score (Arrow table)."""
+    check_query(query)
+    limit = check_limit(limit, "top_k")
+    if isinstance(channels, str):
+        channels = (channels,)
     bad = [c for c in channels if c not in CHANNELS]
     if bad or not channels:
         raise MemstoreError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
@@ -60,11 +96,15 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
         unknown = set(weights) - set(w)
         if unknown:
             raise MemstoreError(f"unknown weight(s) {sorted(unknown)}", hint=f"use {', '.join(w)}")
-        w.update(weights)
+        for name, value in weights.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise MemstoreError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
+                                    hint="weights are relative: 0 turns a signal off, larger counts more")
+        w.update({k: float(v) for k, v in weights.items()})
     for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
         if ch not in channels:
             w[ch] = 0.0
-    if qslot is None or tuple(channels) != CHANNELS:
+    if qslot is None or set(channels) != set(CHANNELS):  # order of channels never matters
         w["slot"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
@@ -87,8 +127,6 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
                explain: bool, include_superseded: bool, show_expired: bool, as_of: dt.datetime | None,
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
-    if not isinstance(query, str) or not query.strip():
-        raise MemstoreError("search query is empty", hint="pass the text to search for")
     timings: dict[str, float] = {}
     cands = candidate_table(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
                             show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
@@ -99,6 +137,8 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
         if cands else {}
     results = []
     for c in cands:
+        if c["id"] not in rows:  # deleted by another thread between scoring and reading: not a result
+            continue
         rec = memory_record(rows[c["id"]], c["score"])
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
