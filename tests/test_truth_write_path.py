@@ -166,3 +166,37 @@ def test_llm_supersedes_a_newer_fact_leaves_an_empty_interval(tmp_path):
         assert seattle["invalidated_at"] == seattle["valid_from"] == "2023-05-01T00:00:00"
         for day in ("2023-02-01", "2023-06-01"):
             assert current(m, "ida", as_of=day) == {"Ida lives in Boston"}
+
+
+def test_a_late_fact_cuts_the_interval_it_falls_in(m):
+    m.add("I live in Austin", user_id="lena", timestamp="2022-01-01")
+    m.add("I live in Seattle", user_id="lena", timestamp="2023-06-01")
+    m.add("I live in Boston", user_id="lena", timestamp="2023-01-01")       # told late, happened between
+    rows = by_text(m, "lena")
+    austin, boston, seattle = (rows[f"Lena lives in {c}"] for c in ("Austin", "Boston", "Seattle"))
+    assert (austin["superseded_by"], austin["invalidated_at"]) == (boston["id"], "2023-01-01T00:00:00")
+    assert (boston["superseded_by"], boston["invalidated_at"]) == (seattle["id"], "2023-06-01T00:00:00")
+    for day, want in (("2022-06-01", "Austin"), ("2023-03-01", "Boston"), ("2023-07-01", "Seattle")):
+        assert current(m, "lena", as_of=day) == {f"Lena lives in {want}"}
+    m.add("I live in Denver", user_id="lena", timestamp="2021-01-01")       # older than everything
+    denver = by_text(m, "lena")["Lena lives in Denver"]
+    assert (denver["superseded_by"], denver["invalidated_at"]) == (austin["id"], "2022-01-01T00:00:00")
+    assert current(m, "lena", as_of="2021-06-01") == {"Lena lives in Denver"}
+    assert current(m, "lena", as_of="2022-06-01") == {"Lena lives in Austin"}
+
+
+def test_deleting_the_middle_of_a_chain_passes_its_predecessor_on(m):
+    m.add("I live in Austin", user_id="milo", timestamp="2022-01-01")
+    m.add("I live in Boston", user_id="milo", timestamp="2023-01-01")
+    m.add("I live in Seattle", user_id="milo", timestamp="2023-06-01")
+    rows = by_text(m, "milo")
+    austin, boston, seattle = (rows[f"Milo lives in {c}"] for c in ("Austin", "Boston", "Seattle"))
+    m.delete(boston["id"])
+    assert current(m, "milo") == {"Milo lives in Seattle"}                   # Austin is not revived
+    after = by_text(m, "milo")["Milo lives in Austin"]
+    assert (after["superseded_by"], after["invalidated_at"]) == (seattle["id"], "2023-06-01T00:00:00")
+    assert current(m, "milo", as_of="2023-03-01") == {"Milo lives in Austin"}
+    assert m.db.rows("l", {"d": austin["id"]}, sql="SELECT src_id FROM memory_links WHERE dst_id = $d "
+                     "AND kind = 'supersedes'") == [(seattle["id"],)]
+    m.delete(seattle["id"])                                                  # the last of the chain
+    assert current(m, "milo") == {"Milo lives in Austin"}

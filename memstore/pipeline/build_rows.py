@@ -82,7 +82,7 @@ def build_rows(state: AddState, rt: Any) -> AddState:
     tables["keyword_postings"] = scoped({"memory_id": [t[0] for t in term_rows], "term": [t[1] for t in term_rows],
                                          "tf": pa.array([t[2] for t in term_rows], pa.int32())}, len(term_rows))
     links = [(f.id, dst, "related") for f in added for dst in dict.fromkeys(f.linked_ids) if dst not in f.supersedes]
-    links += [(f.id, dst, "supersedes") for f in added for dst in dict.fromkeys(f.supersedes)]
+    links += [(f.id, dst, "supersedes") for f in added for dst in dict.fromkeys(f.supersedes + f.narrows)]
     tables["memory_links"] = scoped({"src_id": [l[0] for l in links], "dst_id": [l[1] for l in links],
                                      "kind": [l[2] for l in links],
                                      "created_at": pa.array(rep(now, len(links)), pa.timestamp("us"))}, len(links))

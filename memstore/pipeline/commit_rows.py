@@ -85,12 +85,15 @@ def _supersede(state: AddState, rt: Any) -> list[str]:
     db, cfg = rt.db, rt.config
     closed_ids: list[str] = []
     for f in state.facts:
-        if f.outcome != "added" or not f.supersedes:
+        if f.outcome != "added" or not (f.supersedes or f.narrows):
             continue
         db.checkpoint("write:supersede")
-        closed = db.rows("queries/supersede_memories", {
-            "at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
-            "ids": list(dict.fromkeys(f.supersedes)), "scope_key": state.scope.key})
+        params = {"at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
+                  "scope_key": state.scope.key}
+        closed = db.rows("queries/supersede_memories", {**params, "ids": list(dict.fromkeys(f.supersedes))}) \
+            if f.supersedes else []
+        if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins
+            closed += db.rows("queries/narrow_validity", {**params, "ids": f.narrows})
         for mid, text in closed:
             closed_ids.append(mid)
             if cfg.history != "off":

@@ -5,7 +5,7 @@
 makes the newest fact of a slot supersede the current ones: commit_rows then closes their validity,
 writes the `supersedes` link and the SUPERSEDE history row in the add's own transaction.
 A fact older than the current one on its slot (a late, out-of-order input) is stored already
-superseded by it instead. Facts stated as additions ("also works at ...") replace nothing.
+superseded by the next stored fact, and cuts short the superseded fact it falls inside. Facts stated as additions ("also works at ...") replace nothing.
 
 `attach_slots` (after build_rows) adds the slot columns to the memories rows and the rows that
 record a late fact's supersession.
@@ -58,7 +58,7 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
             key, when = f"{f.subject}|{f.slot}", _when(f, state)
             newer = [h for h in holders[key] if h[1] is not None and h[1] > when]
             if newer:       # a stored fact on this slot is newer: this one was already replaced
-                f.superseded_by = min(newer, key=lambda h: h[1])
+                _place_late_fact(f, key, when, newer, id(f) in additive, state, rt)
                 continue
             if id(f) in additive:
                 holders[key].append((f.id, when))
@@ -67,6 +67,21 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
             holders[key] = [(f.id, when)]
     state.timings["supersede"] = time.perf_counter() - t0
     return state
+
+
+def _place_late_fact(f: Fact, key: str, when: Any, newer: list[tuple[str, Any]], additive: bool,
+                     state: AddState, rt: Any) -> None:
+    """A fact older than the slot's current holder: it ends where the next stored fact on the slot
+    begins (current or already superseded), and it cuts short any superseded fact whose interval
+    it falls in, so `as_of` any day sees one value. Austin (2022) → Seattle (2023-06), then Boston
+    (2023-01) added late: Austin ends 2023-01, Boston runs 2023-01 → 2023-06."""
+    stored = rt.db.rows("queries/slot_history_memories", {"scope_key": state.scope.key, "key": key,
+                                                         "now": state.now})
+    later = [(mid, vf) for mid, vf, _ in stored if vf is not None and vf > when]
+    f.superseded_by = min(later or newer, key=lambda h: h[1])
+    if not additive:
+        f.narrows = [mid for mid, vf, until in stored
+                     if until is not None and vf is not None and vf <= when < until]
 
 
 def attach_slots(state: AddState, rt: Any) -> AddState:

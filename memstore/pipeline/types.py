@@ -46,6 +46,7 @@ class Fact:
     subject: str | None = None                                # whose slot, e.g. "alice"
     slot_value: str | None = None                             # e.g. "seattle"; None when the fact ends the slot
     superseded_by: tuple[str, Any] | None = None              # (id, valid_from) of a stored newer fact on the slot
+    narrows: list[str] = field(default_factory=list)          # closed facts whose interval this late fact cuts
     source_message_ids: list[str] = field(default_factory=list)
     role: str | None = None
     valid_from: dt.datetime | None = None
