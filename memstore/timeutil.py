@@ -4,6 +4,10 @@
 datetime.datetime(2023, 5, 10, 14, 0)
 >>> parse_time("1:56 pm on 8 May, 2023")
 datetime.datetime(2023, 5, 8, 13, 56)
+>>> parse_time(1700000000000)
+Traceback (most recent call last):
+...
+memstore.timeutil.TimeParseError: cannot read timestamp 1700000000000 as epoch seconds — it looks like milliseconds: divide by 1000
 """
 from __future__ import annotations
 
@@ -25,7 +29,12 @@ def parse_time(value: object, what: str = "timestamp") -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return dt.datetime.fromtimestamp(float(value), dt.timezone.utc).replace(tzinfo=None)
+        try:
+            return dt.datetime.fromtimestamp(float(value), dt.timezone.utc).replace(tzinfo=None)
+        except (ValueError, OverflowError, OSError):
+            hint = ("it looks like milliseconds: divide by 1000" if abs(value) > 1e11 else
+                    "epoch seconds must be a finite number within years 1-9999")
+            raise TimeParseError(f"cannot read {what} {value!r} as epoch seconds", hint=hint) from None
     if isinstance(value, str):
         s = value.strip()
         try:

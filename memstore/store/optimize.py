@@ -26,16 +26,18 @@ def optimize_store(db: Any) -> dict[str, Any]:
         had_hnsw = bool(db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME]))
         if had_hnsw:
             db.con.execute(f"DROP INDEX {INDEX_NAME}")
-        with db.transaction("optimize") as con:
-            for table in CLUSTERED_TABLES:
-                db.checkpoint(f"write:optimize:{table}")
-                con.execute(f'CREATE TEMP TABLE "_sorted_{table}" AS SELECT * FROM "{table}" ORDER BY {ORDER}')
-                con.execute(f'DELETE FROM "{table}"')
-                con.execute(f'INSERT INTO "{table}" SELECT * FROM "_sorted_{table}"')
-                con.execute(f'DROP TABLE "_sorted_{table}"')
-                out[table] = db.scalar(f'SELECT count(*) FROM "{table}"')
-        db.con.execute("CHECKPOINT")
-        if had_hnsw:
-            ensure_hnsw(db)
+        try:
+            with db.transaction("optimize") as con:
+                for table in CLUSTERED_TABLES:
+                    db.checkpoint(f"write:optimize:{table}")
+                    con.execute(f'CREATE TEMP TABLE "_sorted_{table}" AS SELECT * FROM "{table}" ORDER BY {ORDER}')
+                    con.execute(f'DELETE FROM "{table}"')
+                    con.execute(f'INSERT INTO "{table}" SELECT * FROM "_sorted_{table}"')
+                    con.execute(f'DROP TABLE "_sorted_{table}"')
+                    out[table] = db.scalar(f'SELECT count(*) FROM "{table}"')
+            db.con.execute("CHECKPOINT")
+        finally:        # the index comes back whether the rewrite committed or rolled back
+            if had_hnsw:
+                ensure_hnsw(db)
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
