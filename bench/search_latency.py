@@ -100,6 +100,8 @@ def main() -> None:
     ap.add_argument("--workdir", default=None,
                     help="where the temporary stores go (default: the system temp dir; 1M needs ~3 GB)")
     args = ap.parse_args()
+    if args.workdir:
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
         for size in args.sizes:
             run(size, args.users, args.queries, tmp, hnsw=size <= args.hnsw_max)
