@@ -60,6 +60,9 @@ GOLDEN = [
     ("Alice decided not to move to Denver", ("alice", "plan:move to denver", "cancelled")),
     ("Alice plans to visit Japan in May", ("alice", "plan:visit japan", "planned")),
     ("Alice no longer plans to visit Japan", ("alice", "plan:visit japan", "cancelled")),
+    ("Alice is planning a trip to Japan in October", ("alice", "plan:trip to japan", "planned")),
+    ("Alice cancelled the Japan trip", ("alice", "plan:trip to japan", "cancelled")),
+    ("Alice called off her trip to Japan", ("alice", "plan:trip to japan", "cancelled")),
     # favourites
     ("Alice's favorite color is blue", ("alice", "favorite:color", "blue")),
     # no slot

@@ -68,6 +68,8 @@ _RULES: list[tuple[str, str, str | None]] = [
              rf"gave up|postponed indefinitely)\s+{_HER}(?:plans?|idea|intention|decision)\s+(?:to|of)\s+{_V}",
      "cancelled"),
     ("plan", rf"{_S}{_ADV}\s+(?:decided|chose)\s+(?:not to|against)\s+{_V}", "cancelled"),
+    ("plan", rf"{_S}{_ADV}\s+(?:cancelled|canceled|called off|scrapped|abandoned|shelved)\s+{_HER}"
+             rf"(?P<v>(?:\w+\s+){{0,2}}(?:trip|vacation|holiday|move|visit|wedding|party|plans?)\b.*)", "cancelled"),
     ("plan", rf"{_S}{_ADV}\s+(?:is|was|are)\s+(?:planning|hoping|intending|thinking about|considering|about|"
              rf"going\s+(?=to\s+(?!the\b|a\b|an\b|my\b|his\b|her\b|their\b|our\b|[A-Z])))\s*(?:to\s+)?{_V}",
      "planned"),
@@ -189,11 +191,16 @@ def plan_key(action: str) -> str:
 
     >>> plan_key("moving to Denver next spring") == plan_key("move to Denver")
     True
+    >>> plan_key("Japan trip"), plan_key("trip to Japan in October")
+    ('trip to japan', 'trip to japan')
     """
     action = _clean_value(action, "plan") or ""
     words = action.split()
     if not words:
         return ""
+    trip = re.fullmatch(r"(?:her |his |their |my )?((?:\w+ ){1,2})(trip|vacation|holiday)", action)
+    if trip:                                   # "the Japan trip" is "a trip to Japan"
+        return f"{trip.group(2)} to {trip.group(1).strip()}"
     rest = [w for w in words[1:] if w not in ("her", "his", "their", "my")]
     return " ".join([_stem(words[0])] + rest)
 
