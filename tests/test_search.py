@@ -71,15 +71,15 @@ def test_fused_score_is_a_fixed_weighted_mean_in_unit_range(memory):
     w = memory.config.search
     for query, asks_slot in (("Carol Google", False), ("where does alice live", True)):
         w_slot = w.w_slot if asks_slot else 0.0   # the slot weight depends on the query only
-        total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w_slot
+        total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w_slot + w.w_episode
         res = memory.search(query, filters={"user_id": "alice"}, explain=True)["results"]
         assert res
         for r in res:
             e = r["explain"]
-            for signal in ("semantic", "keyword", "entity", "recency", "slot", "score"):
+            for signal in ("semantic", "keyword", "entity", "recency", "slot", "episode", "score"):
                 assert 0.0 <= e[signal] <= 1.0
             expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] + w.w_entity * e["entity"]
-                        + w.w_recency * e["recency"] + w_slot * e["slot"]) / total
+                        + w.w_recency * e["recency"] + w_slot * e["slot"] + w.w_episode * e["episode"]) / total
             assert r["score"] == pytest.approx(expected, abs=1e-9)
     top = memory.search("where does alice live", filters={"user_id": "alice"}, explain=True)["results"][0]
     assert top["memory"] == "Alice lives in Boston" and top["explain"]["slot"] == 1.0
@@ -221,3 +221,24 @@ def test_identity_arguments_are_trimmed_like_filters(memory):
     _store(memory)
     assert memory.search("Boston", user_id=" alice ", filters={"user_id": "alice"})["results"]
     assert memory.frame("memories", user_id=" alice ").height == len(FACTS)
+
+
+def test_episode_signal_marks_memories_from_the_best_matchs_conversation(memory):
+    for text, when in (("Alice adopted a greyhound named Biscuit", "2024-01-01T10:00"),
+                       ("Alice bought a red leash", "2024-01-01T10:40"),       # same conversation
+                       ("Alice bought a blue leash", "2024-03-05T10:00")):     # another one
+        memory.add(text, user_id="alice", infer=False, timestamp=when)
+    f = memory.explain_search("which greyhound did alice adopt, and which leash?", user_id="alice")
+    episode = dict(zip(f["memory"], f["episode"]))
+    assert f["memory"][0] == "Alice adopted a greyhound named Biscuit"
+    assert episode == {"Alice adopted a greyhound named Biscuit": 1.0, "Alice bought a red leash": 1.0,
+                       "Alice bought a blue leash": 0.0}
+    red, blue = (f.filter(f["memory"] == f"Alice bought a {c} leash").row(0, named=True) for c in ("red", "blue"))
+    w = memory.config.search
+    total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w.w_episode
+    assert red["score"] - blue["score"] == pytest.approx(
+        (w.w_semantic * (red["semantic"] - blue["semantic"]) + w.w_keyword * (red["keyword"] - blue["keyword"])
+         + w.w_entity * (red["entity"] - blue["entity"]) + w.w_episode) / total, abs=1e-9)
+    off = memory.explain_search("which greyhound did alice adopt, and which leash?", user_id="alice",
+                                channels=("semantic",))
+    assert off["score"].to_list() == off["semantic"].to_list()   # one channel: its own signal only

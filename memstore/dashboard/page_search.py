@@ -1,5 +1,5 @@
-"""Search lab: a query's ranked results with a bar per signal (semantic, keyword, entity, recency),
-the channels that recalled each, the threshold as a line; two settings side by side."""
+"""Search lab: a query's ranked results with a bar per signal (semantic, keyword, entity, recency,
+slot, episode), the channels that recalled each, the threshold as a line; two settings side by side."""
 from __future__ import annotations
 
 import polars as pl
@@ -25,7 +25,7 @@ def settings(col, tag: str, cfg, narrow: bool) -> dict:
         top_k = a.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
         threshold = b.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.3), 0.01, key=f"s{tag}_threshold")
         channels = c.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
-        wcols = st.columns(len(data.SIGNALS)) if not narrow else st.columns(2) * 2
+        wcols = st.columns(len(data.SIGNALS)) if not narrow else st.columns(2) * (len(data.SIGNALS) // 2 + 1)
         w = {name: wc.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
              for wc, name in zip(wcols, data.SIGNALS)}
         include_superseded = st.checkbox("include superseded", key=f"s{tag}_superseded")
@@ -37,7 +37,7 @@ def run(ctx: PageContext, query: str, s: dict) -> pl.DataFrame | None:
     if not s["channels"]:
         st.warning("Pick at least one channel.")
         return None
-    if sum(s["weights"][c] for c in (*s["channels"], "recency") if c in s["weights"]) <= 0:
+    if sum(s["weights"][c] for c in (*s["channels"], "recency", "slot", "episode") if c in s["weights"]) <= 0:
         st.warning("All weights of the chosen channels are 0.")
         return None
     with advice_on_error("Search"), st.spinner("Searching…"):

@@ -91,7 +91,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
 
     qslot = question_slot(query)
     w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency,
-         "slot": sc.w_slot}
+         "slot": sc.w_slot, "episode": sc.w_episode}
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
@@ -106,11 +106,13 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
             w[ch] = 0.0
     if qslot is None or set(channels) != set(CHANNELS):  # order of channels never matters
         w["slot"] = 0.0
+    if set(channels) != set(CHANNELS):  # fusion features: a single channel ranks by its own signal
+        w["episode"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
     params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                   w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
-                  w_slot=w["slot"], qslot=qslot,
+                  w_slot=w["slot"], qslot=qslot, w_ep=w["episode"], episode_minutes=float(sc.episode_minutes),
                   half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
                   use_ent="entity" in channels, limit=int(limit))
     ents = q.entity_ids
@@ -143,6 +145,7 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
                               "entity": c["entity"], "recency": c["recency"], "slot": c["slot"],
+                              "episode": c["episode"],
                               "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
         results.append(rec)
