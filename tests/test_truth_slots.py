@@ -62,6 +62,7 @@ GOLDEN = [
     ("Alice no longer plans to visit Japan", ("alice", "plan:visit japan", "cancelled")),
     ("Alice is planning a trip to Japan in October", ("alice", "plan:trip to japan", "planned")),
     ("Alice cancelled the Japan trip", ("alice", "plan:trip to japan", "cancelled")),
+    ("Alice is moving to Seattle next month", ("alice", "plan:move to seattle", "planned")),
     ("Alice called off her trip to Japan", ("alice", "plan:trip to japan", "cancelled")),
     # favourites
     ("Alice's favorite color is blue", ("alice", "favorite:color", "blue")),

@@ -200,3 +200,17 @@ def test_deleting_the_middle_of_a_chain_passes_its_predecessor_on(m):
                      "AND kind = 'supersedes'") == [(seattle["id"],)]
     m.delete(seattle["id"])                                                  # the last of the chain
     assert current(m, "milo") == {"Milo lives in Austin"}
+
+
+def test_a_state_that_fulfils_a_plan_ends_it(m):
+    m.add("I am moving to Seattle next month", user_id="noor", timestamp="2024-04-11")
+    m.add("I am planning to learn Spanish", user_id="noor", timestamp="2024-04-11")
+    out = m.add("I live in Denver now", user_id="noor", timestamp="2024-05-06")     # not the planned city
+    assert [r["event"] for r in out["results"]] == ["ADD"]
+    out = m.add("I live in Seattle now", user_id="noor", timestamp="2024-06-01")
+    assert sorted(r["event"] for r in out["results"]) == ["ADD", "SUPERSEDE", "SUPERSEDE"]   # Denver and the plan
+    assert current(m, "noor") == {"Noor lives in Seattle now", "Noor is planning to learn Spanish"}
+    plan = by_text(m, "noor")["Noor is moving to Seattle next month"]
+    assert plan["invalidated_at"] == "2024-06-01T00:00:00"
+    assert current(m, "noor", as_of="2024-05-10") == {"Noor is moving to Seattle next month", "Noor lives in Denver now",
+                                                       "Noor is planning to learn Spanish"}

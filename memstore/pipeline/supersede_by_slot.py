@@ -5,7 +5,8 @@
 makes the newest fact of a slot supersede the current ones: commit_rows then closes their validity,
 writes the `supersedes` link and the SUPERSEDE history row in the add's own transaction.
 A fact older than the current one on its slot (a late, out-of-order input) is stored already
-superseded by the next stored fact, and cuts short the superseded fact it falls inside. Facts stated as additions ("also works at ...") replace nothing.
+superseded by the next stored fact, and cuts short the superseded fact it falls inside. A state
+that fulfils a plan ends it: "Alice lives in Seattle" supersedes "Alice is moving to Seattle". Facts stated as additions ("also works at ...") replace nothing.
 
 `attach_slots` (after build_rows) adds the slot columns to the memories rows and the rows that
 record a late fact's supersession.
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from memstore.ids import new_id
 from memstore.pipeline.types import AddState, Fact
-from memstore.providers.fact_slots import detect_slot
+from memstore.providers.fact_slots import detect_slot, fulfilled_plans
 
 
 def _active(state: AddState, rt: Any) -> bool:
@@ -48,7 +49,9 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
                 additive.add(id(f))
     added = [f for f in state.facts if f.outcome == "added" and f.slot]
     if added and _active(state, rt):
-        keys = sorted({f"{f.subject}|{f.slot}" for f in added})
+        fulfils = {id(f): [f"{f.subject}|{p}" for p in fulfilled_plans(f.slot, f.slot_value)]
+                   for f in added if id(f) not in additive}
+        keys = sorted({f"{f.subject}|{f.slot}" for f in added} | {k for ks in fulfils.values() for k in ks})
         holders: dict[str, list[tuple[str, Any]]] = {k: [] for k in keys}
         for mid, key, valid_from in rt.db.rows("queries/current_slot_memories", {
                 "scope_key": state.scope.key, "keys": keys, "now": state.now}):
@@ -65,6 +68,10 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
                 continue
             f.supersedes = list(dict.fromkeys(f.supersedes + [h[0] for h in holders[key]]))
             holders[key] = [(f.id, when)]
+            for plan in fulfils.get(id(f), []):     # "lives in Seattle" ends the plan "move to Seattle"
+                done = [h for h in holders[plan] if h[1] is None or h[1] <= when]
+                f.supersedes = list(dict.fromkeys(f.supersedes + [h[0] for h in done]))
+                holders[plan] = [h for h in holders[plan] if h not in done]
     state.timings["supersede"] = time.perf_counter() - t0
     return state
 

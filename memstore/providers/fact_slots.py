@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SLOTS", "SlotMatch", "detect_slot", "is_negated", "plan_key", "question_slot", "slot_reranker"]
+__all__ = ["SLOTS", "SlotMatch", "detect_slot", "fulfilled_plans", "is_negated", "plan_key", "question_slot", "slot_reranker"]
 
 # Slots this module knows (plans and favourites carry a suffix: "plan:<action>", "favorite:<thing>").
 SLOTS = ("lives_in", "works_at", "occupation", "relationship", "diet", "name", "favorite", "plan")
@@ -73,6 +73,7 @@ _RULES: list[tuple[str, str, str | None]] = [
     ("plan", rf"{_S}{_ADV}\s+(?:is|was|are)\s+(?:planning|hoping|intending|thinking about|considering|about|"
              rf"going\s+(?=to\s+(?!the\b|a\b|an\b|my\b|his\b|her\b|their\b|our\b|[A-Z])))\s*(?:to\s+)?{_V}",
      "planned"),
+    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>moving\s+(?:back\s+)?to\s+.+)", "planned"),   # "is moving to X"
     ("plan", rf"{_S}{_ADV}\s+(?:plans?|intends?|hopes?|decided|has decided)\s+to\s+{_V}", "planned"),
     ("plan", rf"{_P}\s+plan\s+is\s+to\s+{_V}", "planned"),
     # -- where someone lives
@@ -203,6 +204,21 @@ def plan_key(action: str) -> str:
         return f"{trip.group(2)} to {trip.group(1).strip()}"
     rest = [w for w in words[1:] if w not in ("her", "his", "their", "my")]
     return " ".join([_stem(words[0])] + rest)
+
+
+# A state that fulfils a plan: "Alice lives in Seattle" ends the plan "move to seattle".
+_FULFILS = {"lives_in": ("move to {v}", "move back to {v}")}
+
+
+def fulfilled_plans(slot: str | None, value: str | None) -> list[str]:
+    """Plan slots a fact on `slot` with `value` fulfils (so they stop being current).
+
+    >>> fulfilled_plans("lives_in", "seattle")
+    ['plan:move to seattle', 'plan:move back to seattle']
+    """
+    if not slot or not value:
+        return []
+    return [f"plan:{t.format(v=value)}" for t in _FULFILS.get(slot, ())]
 
 
 def _subject(raw: str, speaker: str | None) -> str:
