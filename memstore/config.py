@@ -11,6 +11,7 @@ memstore.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'l
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -140,6 +141,23 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
     return obj
 
 
+def _check_search(sc: "SearchConfig", prefix: str) -> None:
+    """Weights and knobs in range: fused scores stay in [0, 1] only with weights >= 0."""
+    rules = {"w_semantic": (0, None), "w_keyword": (0, None), "w_entity": (0, None), "w_recency": (0, None),
+             "w_slot": (0, None), "w_episode": (0, None), "candidate_k": (1, None), "k1": (0, None),
+             "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None)}
+    for name, (lo, hi) in rules.items():
+        value = getattr(sc, name)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+            and value >= lo and (hi is None or value <= hi)
+        if not ok:
+            rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}" if lo else "a finite number >= 0"
+            raise ConfigError(f"config key {prefix + name!r} is {value!r}", hint=f"use {rng}", key=prefix + name)
+    if sc.w_semantic + sc.w_keyword + sc.w_entity + sc.w_recency <= 0:
+        raise ConfigError(f"config key {prefix + 'w_semantic'!r} and the other channel weights are all 0",
+                          hint="give at least one channel a weight > 0", key=prefix + "w_semantic")
+
+
 def _validate(obj: Any, prefix: str) -> None:
     choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "static", "openai", "hashing")},
                "history": {MemoryConfig: ("full", "redacted", "off")},
@@ -149,6 +167,8 @@ def _validate(obj: Any, prefix: str) -> None:
         if allowed and getattr(obj, name) not in allowed:
             raise ConfigError(f"config key {prefix + name!r} is {getattr(obj, name)!r}",
                               hint=f"choose one of {', '.join(allowed)}", key=prefix + name)
+    if isinstance(obj, SearchConfig):
+        _check_search(obj, prefix)
     if isinstance(obj, MemoryConfig):
         if not (0 < obj.dedupe_similarity <= 1.0):
             raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")

@@ -31,6 +31,11 @@ def test_unknown_keys_raise_config_error_naming_the_key(config, key, tmp_path):
     ({"history": "sometimes"}, "history"),
     ({"dedupe_similarity": 1.5}, "dedupe_similarity"),
     ({"messages_kept": -1}, "messages_kept"),
+    ({"search": {"w_keyword": -0.3}}, "search.w_keyword"),
+    ({"search": {"w_episode": float("nan")}}, "search.w_episode"),
+    ({"search": {"b": 1.5}}, "search.b"),
+    ({"search": {"candidate_k": 0}}, "search.candidate_k"),
+    ({"search": {"w_semantic": 0, "w_keyword": 0, "w_entity": 0}}, "search.w_semantic"),
     ({"llm": "openai"}, None),
 ])
 def test_bad_values_raise_config_error(config, key):
