@@ -71,15 +71,16 @@ def test_fused_score_is_a_fixed_weighted_mean_in_unit_range(memory):
     w = memory.config.search
     for query, asks_slot in (("Carol Google", False), ("where does alice live", True)):
         w_slot = w.w_slot if asks_slot else 0.0   # the slot weight depends on the query only
-        total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w_slot + w.w_episode
+        total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w_slot + w.w_person + w.w_episode
         res = memory.search(query, filters={"user_id": "alice"}, explain=True)["results"]
         assert res
         for r in res:
             e = r["explain"]
-            for signal in ("semantic", "keyword", "entity", "recency", "slot", "episode", "score"):
+            for signal in ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "score"):
                 assert 0.0 <= e[signal] <= 1.0
             expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] + w.w_entity * e["entity"]
-                        + w.w_recency * e["recency"] + w_slot * e["slot"] + w.w_episode * e["episode"]) / total
+                        + w.w_recency * e["recency"] + w_slot * e["slot"] + w.w_person * e["person"]
+                        + w.w_episode * e["episode"]) / total
             assert r["score"] == pytest.approx(expected, abs=1e-9)
     top = memory.search("where does alice live", filters={"user_id": "alice"}, explain=True)["results"][0]
     assert top["memory"] == "Alice lives in Boston" and top["explain"]["slot"] == 1.0
@@ -235,10 +236,22 @@ def test_episode_signal_marks_memories_from_the_best_matchs_conversation(memory)
                        "Alice bought a blue leash": 0.0}
     red, blue = (f.filter(f["memory"] == f"Alice bought a {c} leash").row(0, named=True) for c in ("red", "blue"))
     w = memory.config.search
-    total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w.w_episode
+    total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w.w_person + w.w_episode
     assert red["score"] - blue["score"] == pytest.approx(
         (w.w_semantic * (red["semantic"] - blue["semantic"]) + w.w_keyword * (red["keyword"] - blue["keyword"])
          + w.w_entity * (red["entity"] - blue["entity"]) + w.w_episode) / total, abs=1e-9)
     off = memory.explain_search("which greyhound did alice adopt, and which leash?", user_id="alice",
                                 channels=("semantic",))
     assert off["score"].to_list() == off["semantic"].to_list()   # one channel: its own signal only
+
+
+def test_person_signal_prefers_memories_of_the_person_the_query_names(memory):
+    for name, where in (("Caroline", "mountains"), ("Melanie", "hills")):
+        memory.add([{"role": "user", "content": f"I love hiking in the {where}", "name": name}],
+                   user_id="chat", infer=False)
+    res = memory.search("What does Caroline's family love?", user_id="chat", explain=True)["results"]
+    by_person = {r["attributed_to"]: r["explain"]["person"] for r in res}
+    assert by_person == {"Caroline": 1.0, "Melanie": 0.0}
+    assert res[0]["attributed_to"] == "Caroline"
+    plain = memory.search("What does the family love?", user_id="chat", explain=True)["results"]
+    assert {r["explain"]["person"] for r in plain} == {0.0}

@@ -182,7 +182,7 @@ def run_outcomes(m: Any, run_id: str, scope: Scope) -> pl.DataFrame:
 
 
 # -- search -----------------------------------------------------------------------------------------
-SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "episode")
+SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode")
 
 
 def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:

@@ -1,5 +1,5 @@
 """Search lab: a query's ranked results with a bar per signal (semantic, keyword, entity, recency,
-slot, episode), the channels that recalled each, the threshold as a line; two settings side by side."""
+slot, person, episode), the channels that recalled each, the threshold as a line; two settings side by side."""
 from __future__ import annotations
 
 import polars as pl
@@ -37,7 +37,7 @@ def run(ctx: PageContext, query: str, s: dict) -> pl.DataFrame | None:
     if not s["channels"]:
         st.warning("Pick at least one channel.")
         return None
-    if sum(s["weights"][c] for c in (*s["channels"], "recency", "slot", "episode") if c in s["weights"]) <= 0:
+    if sum(s["weights"][c] for c in (*s["channels"], "recency", "slot", "person", "episode") if c in s["weights"]) <= 0:
         st.warning("All weights of the chosen channels are 0.")
         return None
     with advice_on_error("Search"), st.spinner("Searching…"):

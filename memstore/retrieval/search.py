@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import time
 import warnings
 from collections.abc import Sequence
@@ -58,6 +59,17 @@ def check_limit(value: Any, name: str = "top_k") -> int:
     return int(value)
 
 
+def query_words(query: str) -> str:
+    """The query as lowercase words between single spaces, padded, possessives dropped: what the
+    person signal matches `attributed_to` against.
+
+    >>> query_words("What did Caroline's sister, Mary-Ann, say?")
+    ' what did caroline sister mary-ann say '
+    """
+    words = re.findall(r"[\w'’-]+", query.lower())
+    return " " + " ".join(re.sub(r"['’]s$", "", w) for w in words) + " "
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
@@ -91,7 +103,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
 
     qslot = question_slot(query)
     w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency,
-         "slot": sc.w_slot, "episode": sc.w_episode}
+         "slot": sc.w_slot, "person": sc.w_person, "episode": sc.w_episode}
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
@@ -107,12 +119,13 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     if qslot is None or set(channels) != set(CHANNELS):  # order of channels never matters
         w["slot"] = 0.0
     if set(channels) != set(CHANNELS):  # fusion features: a single channel ranks by its own signal
-        w["episode"] = 0.0
+        w["episode"] = w["person"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
     params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                   w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
                   w_slot=w["slot"], qslot=qslot, w_ep=w["episode"], episode_minutes=float(sc.episode_minutes),
+                  w_person=w["person"], qtext=query_words(query),
                   half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
                   use_ent="entity" in channels, limit=int(limit))
     ents = q.entity_ids
@@ -145,7 +158,7 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
                               "entity": c["entity"], "recency": c["recency"], "slot": c["slot"],
-                              "episode": c["episode"],
+                              "person": c["person"], "episode": c["episode"],
                               "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
         results.append(rec)

@@ -7,10 +7,11 @@
 --   $qterms                    the query's keyword lemmas (distinct)
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
 -- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
---   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_ep, $episode_minutes, $limit.
+--   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
+--   $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
--- (w_sem + w_kw + w_ent + w_rec + w_slot + w_ep): a memory's score never depends on which other candidates
+-- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep): a memory's score never depends on which other candidates
 -- happened to have signals (mem0 divides by the number of signals present).
 --   semantic = max(cosine, 0)
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
@@ -23,6 +24,8 @@
 --   slot     = 1 when the query asks about an attribute ("where does X live" -> lives_in) and the
 --              memory states that attribute; $w_slot is 0 for queries that ask about none, so the
 --              denominator depends on the query only, never on the other candidates
+--   person   = 1 when the query names the person the memory is attributed to (attributed_to, as a
+--              whole word of $qtext: the query lowercased, words separated by single spaces, padded)
 --   episode  = 1 when the memory's time (valid_from, else created_at) lies within $episode_minutes
 --              of the time of the best candidate by the other signals: facts learned in the same
 --              conversation as the best match come along (pseudo-relevance feedback on time; the
@@ -30,6 +33,8 @@
 WITH scope AS MATERIALIZED (
     -- one scan of the scope's memories serves every channel (the cosine only when semantic is on)
     SELECT m.id, m.doc_len, m.created_at, m.valid_from, split_part(m.slot, ':', 1) AS slot_family,
+           CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
+                THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS person,
            CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine
     FROM memories m
     WHERE /*WHERE*/
@@ -116,6 +121,7 @@ scored AS (
            exp(-ln(2) * greatest(date_diff('second', coalesce(s.valid_from, s.created_at), $now), 0)
                / 86400.0 / $half_life_days) AS recency,
            CASE WHEN $qslot IS NOT NULL AND s.slot_family = $qslot THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS slot,
+           s.person,
            coalesce(s.valid_from, s.created_at) AS valid_at
     FROM candidates c
     JOIN scope s ON s.id = c.id
@@ -124,7 +130,8 @@ scored AS (
     LEFT JOIN ent ON ent.id = c.id
 ),
 base AS (
-    SELECT *, $w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency + $w_slot * slot AS base_sum
+    SELECT *, $w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency + $w_slot * slot
+              + $w_person * person AS base_sum
     FROM scored
 ),
 anchor AS (
@@ -138,7 +145,7 @@ episodic AS (
     FROM base b CROSS JOIN anchor a
 )
 SELECT * EXCLUDE (base_sum),
-       (base_sum + $w_ep * episode) / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_ep) AS score
+       (base_sum + $w_ep * episode) / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep) AS score
 FROM episodic
 ORDER BY score DESC, id
 LIMIT $limit;
