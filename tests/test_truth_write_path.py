@@ -214,3 +214,14 @@ def test_a_state_that_fulfils_a_plan_ends_it(m):
     assert plan["invalidated_at"] == "2024-06-01T00:00:00"
     assert current(m, "noor", as_of="2024-05-10") == {"Noor is moving to Seattle next month", "Noor lives in Denver now",
                                                        "Noor is planning to learn Spanish"}
+
+
+def test_the_dashboard_chain_follows_the_same_slot_when_a_fact_replaced_two(m):
+    from memstore.dashboard.data import supersession_chain
+    m.add("I live in Boston", user_id="omar", timestamp="2024-01-01")
+    m.add("I am moving to Seattle next month", user_id="omar", timestamp="2024-04-01")
+    out = m.add("I moved to Seattle", user_id="omar", timestamp="2024-05-01")   # ends both
+    assert sorted(r["event"] for r in out["results"]) == ["ADD", "SUPERSEDE", "SUPERSEDE"]
+    seattle = by_text(m, "omar")["Omar moved to Seattle"]["id"]
+    chain = supersession_chain(m, seattle, {"user_id": "omar"})
+    assert chain["memory"].to_list() == ["Omar lives in Boston", "Omar moved to Seattle"]

@@ -124,7 +124,18 @@ def supersession_chain(m: Any, memory_id: str, scope: Scope) -> pl.DataFrame:
     links = m.frame("links", **scope).filter(pl.col("kind") == "supersedes")
     replaced_by = dict(zip(links["dst_id"].to_list(), links["src_id"].to_list()))
     replaced_by.update({r["id"]: r["superseded_by"] for r in tl.iter_rows(named=True) if r["superseded_by"]})
-    replaces = {new: old for old, new in replaced_by.items()}
+    # One memory may replace several (a move also ends the plan to move): the chain follows the
+    # predecessor on the same slot, else the latest one.
+    rows = {r["id"]: r for r in tl.iter_rows(named=True)}
+    olds: dict[str, list[str]] = {}
+    for old, new in replaced_by.items():
+        olds.setdefault(new, []).append(old)
+
+    def predecessor(new: str) -> str:
+        slot = (rows.get(new) or {}).get("slot")
+        return max(olds[new], key=lambda o: ((rows.get(o) or {}).get("slot") == slot,
+                                             str((rows.get(o) or {}).get("valid_from") or ""), o))
+    replaces = {new: predecessor(new) for new in olds}
     chain, seen = [memory_id], {memory_id}
     while chain[0] in replaces and replaces[chain[0]] not in seen:
         chain.insert(0, replaces[chain[0]])
