@@ -63,6 +63,7 @@ GOLDEN = [
     ("Alice is planning a trip to Japan in October", ("alice", "plan:trip to japan", "planned")),
     ("Alice cancelled the Japan trip", ("alice", "plan:trip to japan", "cancelled")),
     ("Alice is moving to Seattle next month", ("alice", "plan:move to seattle", "planned")),
+    ("Alice is interviewing at Amazon for a data scientist role", ("alice", "plan:interview at amazon", "planned")),
     ("Alice called off her trip to Japan", ("alice", "plan:trip to japan", "cancelled")),
     # favourites
     ("Alice's favorite color is blue", ("alice", "favorite:color", "blue")),

@@ -214,6 +214,10 @@ def test_a_state_that_fulfils_a_plan_ends_it(m):
     assert plan["invalidated_at"] == "2024-06-01T00:00:00"
     assert current(m, "noor", as_of="2024-05-10") == {"Noor is moving to Seattle next month", "Noor lives in Denver now",
                                                        "Noor is planning to learn Spanish"}
+    m.add("I am interviewing at Amazon for a data scientist role", user_id="noor", timestamp="2024-06-02")
+    out = m.add("I work at Amazon now", user_id="noor", timestamp="2024-07-01")
+    assert sorted(r["event"] for r in out["results"]) == ["ADD", "SUPERSEDE"]
+    assert "Noor is interviewing at Amazon for a data scientist role" not in current(m, "noor")
 
 
 def test_the_dashboard_chain_follows_the_same_slot_when_a_fact_replaced_two(m):

@@ -73,6 +73,8 @@ _RULES: list[tuple[str, str, str | None]] = [
     ("plan", rf"{_S}{_ADV}\s+(?:is|was|are)\s+(?:planning|hoping|intending|thinking about|considering|about|"
              rf"going\s+(?=to\s+(?!the\b|a\b|an\b|my\b|his\b|her\b|their\b|our\b|[A-Z])))\s*(?:to\s+)?{_V}",
      "planned"),
+    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>(?:interviewing|applying)\s+(?:at|to)\s+"
+             rf"[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*)(?:\s+(?:for|as)\b.*)?", "planned"),   # "... at Amazon for a role"
     ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>moving\s+(?:back\s+)?to\s+.+)", "planned"),   # "is moving to X"
     ("plan", rf"{_S}{_ADV}\s+(?:plans?|intends?|hopes?|decided|has decided)\s+to\s+{_V}", "planned"),
     ("plan", rf"{_P}\s+plan\s+is\s+to\s+{_V}", "planned"),
@@ -206,8 +208,10 @@ def plan_key(action: str) -> str:
     return " ".join([_stem(words[0])] + rest)
 
 
-# A state that fulfils a plan: "Alice lives in Seattle" ends the plan "move to seattle".
-_FULFILS = {"lives_in": ("move to {v}", "move back to {v}")}
+# A state that fulfils a plan: "Alice lives in Seattle" ends the plan "move to seattle", "Alice
+# works at Amazon" ends "interview at amazon".
+_FULFILS = {"lives_in": ("move to {v}", "move back to {v}"),
+            "works_at": ("interview at {v}", "apply to {v}", "apply at {v}")}
 
 
 def fulfilled_plans(slot: str | None, value: str | None) -> list[str]:
