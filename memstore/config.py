@@ -145,6 +145,15 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
     return obj
 
 
+def is_weight(value: Any) -> bool:
+    """A fusion weight: a finite number >= 0 (a bool is not a number here).
+
+    >>> is_weight(0.3), is_weight(-1), is_weight(float("nan")), is_weight(True)
+    (True, False, False, False)
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
 def _check_search(sc: "SearchConfig", prefix: str) -> None:
     """Weights and knobs in range: fused scores stay in [0, 1] only with weights >= 0."""
     rules = {"w_semantic": (0, None), "w_keyword": (0, None), "w_entity": (0, None), "w_recency": (0, None),
@@ -152,8 +161,7 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
              "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None)}
     for name, (lo, hi) in rules.items():
         value = getattr(sc, name)
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-            and value >= lo and (hi is None or value <= hi)
+        ok = is_weight(value) and value >= lo and (hi is None or value <= hi)
         if not ok:
             rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}" if lo else "a finite number >= 0"
             raise ConfigError(f"config key {prefix + name!r} is {value!r}", hint=f"use {rng}", key=prefix + name)

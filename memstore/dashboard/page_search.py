@@ -37,7 +37,7 @@ def run(ctx: PageContext, query: str, s: dict) -> pl.DataFrame | None:
     if not s["channels"]:
         st.warning("Pick at least one channel.")
         return None
-    if sum(s["weights"][c] for c in (*s["channels"], "recency", "slot", "person", "episode") if c in s["weights"]) <= 0:
+    if sum(v for name, v in s["weights"].items() if name not in CHANNELS or name in s["channels"]) <= 0:
         st.warning("All weights of the chosen channels are 0.")
         return None
     with advice_on_error("Search"), st.spinner("Searching…"):

@@ -17,7 +17,7 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
                   expiration_date: dt.datetime | None, actor_id: str | None) -> dict[str, Any]:
     """See `Memory.update`: re-embeds and re-links changed text; refuses a text another current
     memory of the scope already holds (DuplicateMemoryError)."""
-    db = rt.db
+    db, cfg = rt.db, rt.config
     rows = db.dicts("queries/get_memory", {"id": memory_id})
     if not rows:
         raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -36,9 +36,52 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
     ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
     with db.write_lock:  # checks and write see the same store: no other writer in between
         _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
-        _write(rt, con_step="update", memory_id=memory_id, old=old, new_text=new_text, changed=changed,
-               analysis=analysis, vec=vec, meta=meta, ident=ident, expiration_date=expiration_date,
-               actor_id=actor_id, now=now)
+        with db.transaction("update") as con:
+            if changed:
+                emb_table = vectors_table(vec, db.dim)
+            else:
+                emb_table = pa.table({"embedding": db.arrow("emb", {"id": memory_id},
+                                      sql="SELECT embedding FROM memories WHERE id = $id").column(0)})
+            with registered(db, "qvec", emb_table):
+                db.checkpoint("write:memories")
+                db.run("queries/update_memory", {
+                    "id": memory_id, "memory": new_text, "hash": content_hash(new_text),
+                    "doc_len": sum(analysis.terms.values()) if analysis else old["doc_len"], "metadata": meta,
+                    "expiration_date": expiration_date or old["expiration_date"], "now": now})
+            if changed:
+                found = detect_slot(new_text, speaker=old.get("attributed_to"))
+                db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
+                                                      "slot": found and found.slot, "slot_value": found and found.value})
+                db.checkpoint("write:entity_postings")
+                old_entities = [r[0] for r in con.execute("SELECT DISTINCT entity_id FROM entity_postings WHERE memory_id = ?",
+                                                          [memory_id]).fetchall()]
+                con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
+                con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
+                ents = {entity_id(e.norm): e for e in analysis.entities}
+                db.checkpoint("write:entities")
+                db.run("queries/insert_entities", {
+                    "ids": list(ents), "names": [e.name for e in ents.values()], "norms": [e.norm for e in ents.values()],
+                    "labels": [e.label for e in ents.values()], "created_at": now})
+                n_e, n_t = len(ents), len(analysis.terms)
+                base = {"scope_key": old["scope_key"], **ident}
+
+                def scoped(n: int) -> dict[str, pa.Array]:  # identity columns repeated n times (NULLs stay typed)
+                    return {k: pa.array([v] * n, pa.string()) for k, v in base.items()}
+                db.insert_arrow("entity_postings", pa.table({
+                    "entity_id": list(ents), "memory_id": [memory_id] * n_e,
+                    **scoped(n_e)}))
+                if old_entities:
+                    db.run("queries/drop_unposted_entities", {"ids": old_entities})
+                db.insert_arrow("keyword_postings", pa.table({
+                    "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
+                    "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
+            if cfg.history != "off":
+                full = cfg.history == "full"
+                db.checkpoint("write:history")
+                db.run("queries/insert_history", {
+                    "id": new_id(), "memory_id": memory_id, "event": "UPDATE",
+                    "old_memory": old["memory"] if full else None, "new_memory": new_text if full else None,
+                    **ident, "scope_key": old["scope_key"], "actor_id": actor_id, "role": "user", "created_at": now})
     return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
             "message": "Memory updated successfully!"}
 
@@ -56,54 +99,3 @@ def _check_still_writable(db: Any, memory_id: str, scope_key: str, new_text: str
             raise DuplicateMemoryError(f"memory {twins[0]} of the same scope already says {new_text!r}",
                                        hint=f"delete {memory_id} instead, or update {twins[0]}",
                                        memory_id=twins[0])
-
-
-def _write(rt: Any, *, con_step: str, memory_id: str, old: dict, new_text: str, changed: bool, analysis: Any,
-           vec: Any, meta: Any, ident: dict, expiration_date: Any, actor_id: str | None, now: dt.datetime) -> None:
-    db, cfg = rt.db, rt.config
-    with db.transaction(con_step) as con:
-        if changed:
-            emb_table = vectors_table(vec, db.dim)
-        else:
-            emb_table = pa.table({"embedding": db.arrow("emb", {"id": memory_id},
-                                  sql="SELECT embedding FROM memories WHERE id = $id").column(0)})
-        with registered(db, "qvec", emb_table):
-            db.checkpoint("write:memories")
-            db.run("queries/update_memory", {
-                "id": memory_id, "memory": new_text, "hash": content_hash(new_text),
-                "doc_len": sum(analysis.terms.values()) if analysis else old["doc_len"], "metadata": meta,
-                "expiration_date": expiration_date or old["expiration_date"], "now": now})
-        if changed:
-            found = detect_slot(new_text, speaker=old.get("attributed_to"))
-            db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
-                                                  "slot": found and found.slot, "slot_value": found and found.value})
-            db.checkpoint("write:entity_postings")
-            old_entities = [r[0] for r in con.execute("SELECT DISTINCT entity_id FROM entity_postings WHERE memory_id = ?",
-                                                      [memory_id]).fetchall()]
-            con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
-            con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
-            ents = {entity_id(e.norm): e for e in analysis.entities}
-            db.checkpoint("write:entities")
-            db.run("queries/insert_entities", {
-                "ids": list(ents), "names": [e.name for e in ents.values()], "norms": [e.norm for e in ents.values()],
-                "labels": [e.label for e in ents.values()], "created_at": now})
-            n_e, n_t = len(ents), len(analysis.terms)
-            base = {"scope_key": old["scope_key"], **ident}
-
-            def scoped(n: int) -> dict[str, pa.Array]:  # identity columns repeated n times (NULLs stay typed)
-                return {k: pa.array([v] * n, pa.string()) for k, v in base.items()}
-            db.insert_arrow("entity_postings", pa.table({
-                "entity_id": list(ents), "memory_id": [memory_id] * n_e,
-                **scoped(n_e)}))
-            if old_entities:
-                db.run("queries/drop_unposted_entities", {"ids": old_entities})
-            db.insert_arrow("keyword_postings", pa.table({
-                "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
-                "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
-        if cfg.history != "off":
-            full = cfg.history == "full"
-            db.checkpoint("write:history")
-            db.run("queries/insert_history", {
-                "id": new_id(), "memory_id": memory_id, "event": "UPDATE",
-                "old_memory": old["memory"] if full else None, "new_memory": new_text if full else None,
-                **ident, "scope_key": old["scope_key"], "actor_id": actor_id, "role": "user", "created_at": now})

@@ -7,7 +7,6 @@ every signal is in [0, 1] and the fused score is a weighted mean with a fixed de
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import time
 import warnings
@@ -18,6 +17,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from memstore.config import is_weight
 from memstore.errors import MemstoreError
 from memstore.records import memory_record
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
@@ -109,17 +109,17 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
         if unknown:
             raise MemstoreError(f"unknown weight(s) {sorted(unknown)}", hint=f"use {', '.join(w)}")
         for name, value in weights.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if not is_weight(value):
                 raise MemstoreError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
                                     hint="weights are relative: 0 turns a signal off, larger counts more")
         w.update({k: float(v) for k, v in weights.items()})
     for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
         if ch not in channels:
             w[ch] = 0.0
-    if qslot is None or set(channels) != set(CHANNELS):  # order of channels never matters
+    if set(channels) != set(CHANNELS):  # fusion features (order of channels never matters): a
+        w["slot"] = w["episode"] = w["person"] = 0.0        # single channel ranks by its own signal
+    elif qslot is None:
         w["slot"] = 0.0
-    if set(channels) != set(CHANNELS):  # fusion features: a single channel ranks by its own signal
-        w["episode"] = w["person"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
     params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
