@@ -5,8 +5,9 @@ import os
 from typing import Any
 
 from memstore.identity import Scope
+from memstore.ingest.options import IngestOptions
 from memstore.ingest.report import IngestReport
-from memstore.ingest.runner import IngestOptions, run_ingest
+from memstore.ingest.runner import run_ingest
 from memstore.ingest.types import DEFAULT_MAX_MESSAGE_CHARS
 
 

@@ -52,16 +52,15 @@ from typing import Any
 import pyarrow as pa
 
 from memstore.errors import LLMError, MemstoreError
-from memstore.identity import Scope, check_metadata
+from memstore.identity import Scope
 from memstore.ids import new_id
 from memstore.ingest.deferred import DeferredInserts
-from memstore.ingest.detect import check_format, detect_format
+from memstore.ingest.detect import detect_format
 from memstore.ingest.progress import Progress, wanted
+from memstore.ingest.options import IngestOptions
 from memstore.ingest.readers import read_source
 from memstore.ingest.report import IngestReport
-from memstore.ingest.tabular import parse_mapping
 from memstore.ingest.types import (
-    DEFAULT_MAX_MESSAGE_CHARS,
     Problem,
     SourceConversation,
     SourceFormatError,
@@ -81,35 +80,6 @@ _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _MERGED_STEPS = (analyze_facts, embed_facts)       # run once over many batches' facts
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
 _PROBE_CHARS = 600                                 # text per batch that finds its related memories
-
-
-@dataclass
-class IngestOptions:
-    """Knobs of one ingest call (see Memory.ingest)."""
-
-    format: str = "auto"
-    mapping: dict[str, str] | str | None = None
-    batch_size: int = 20                 # messages per extraction call (a conversation is cut evenly)
-    concurrency: int = 8                 # LLM calls in flight
-    retries: int = 3                     # extra tries of a batch after a retryable LLM error
-    backoff_s: float = 1.0               # first retry delay; doubles each time (with jitter)
-    max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS
-    commit_messages: int = 2000          # messages per write transaction (whole conversations)
-    progress: bool | None = None         # None: a bar on an interactive terminal only
-    metadata: dict[str, Any] | None = None
-
-    def check(self) -> None:
-        from memstore.errors import ConfigError
-
-        for name in ("batch_size", "concurrency", "commit_messages", "max_message_chars"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ConfigError(f"ingest option {name} must be a positive integer, got {getattr(self, name)!r}",
-                                  key=name)
-        if self.retries < 0 or self.backoff_s < 0:
-            raise ConfigError("ingest options retries and backoff_s must be >= 0", key="retries")
-        check_format(self.format)
-        self.mapping = parse_mapping(self.mapping)
-        self.metadata = check_metadata(self.metadata)
 
 
 @dataclass
