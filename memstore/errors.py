@@ -82,3 +82,27 @@ class ReadOnlyError(MemstoreError):
 class ExportError(MemstoreError, ValueError):
     """A Parquet export cannot be written or read back: target not empty, manifest missing, or a
     file missing / altered (checksum or row count differs from manifest.json)."""
+
+
+# -- one store, many processes (memstore serve) -------------------------------------------------
+class StoreLockedError(MemstoreError):
+    """Another process holds the store file and it is not a memstore server we can talk to."""
+
+
+class StoreNotFoundError(MemstoreError, FileNotFoundError):
+    """A read was asked of a store file that does not exist (only writes create a store)."""
+
+
+class ServerError(MemstoreError):
+    """The memstore server answered with an error that has no more specific class here."""
+
+
+class ServerUnavailableError(ServerError):
+    """The memstore server could not be reached (not running, restarting, network). Retryable:
+    nothing of the call is known to be stored unless the server said so."""
+
+    retryable = True
+
+
+class AuthError(ServerError):
+    """The server refused the bearer token (missing, wrong) or the call is not allowed for it."""
