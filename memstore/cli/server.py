@@ -12,9 +12,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memstore.server.serve import serve
 
     store = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
-    return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api,
+    return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=_config(args.config),
                  ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile, log_level=args.log_level,
                  group_commit=not args.no_group_commit)
+
+
+def _config(text: str | None) -> dict | None:
+    """--config: a JSON file, or inline JSON (e.g. '{"embedder": {"provider": "hashing"}}')."""
+    import json
+
+    from memstore.errors import ConfigError
+
+    if not text:
+        return None
+    try:
+        if text.lstrip().startswith("{"):
+            return json.loads(text)
+        with open(text, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--config {text!r} is neither a readable JSON file nor inline JSON: {exc}",
+                          hint="pass a file holding the config dict (as for Memory(config=...))") from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,5 +48,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ssl-certfile", default=None, help="TLS certificate (needed to bind a non-loopback address)")
     p.add_argument("--ssl-keyfile", default=None, help="TLS private key")
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    p.add_argument("--config", default=None, help="config as for Memory(config=...): a JSON file or inline JSON")
     p.add_argument("--no-group-commit", action="store_true", help="commit each add in its own transaction")
     p.set_defaults(func=cmd_serve)
