@@ -108,8 +108,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         scheme, _, value = got.partition(" ")
         if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(), token.encode()):
             raise AuthError("missing or wrong bearer token",
-                            hint="send `Authorization: Bearer <token>`; the token is in <store>.server-token "
-                                 "(or $MEMSTORE_TOKEN where the server was started)")
+                            hint="send `Authorization: Bearer <token>`: memstore.connect(url, token=...) or "
+                                 "$MEMSTORE_TOKEN; the token is in <store>.server-token on the server's machine "
+                                 "(Memory(store_path) reads it by itself)")
 
     auth = [Depends(require_token)]
 
