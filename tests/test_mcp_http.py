@@ -1,0 +1,141 @@
+"""The streamable-HTTP MCP endpoint (`mount_mcp`) on a real uvicorn subprocess, driven by the SDK's
+real client: `/mcp/{client}/{user_id}` and `/mcp?user_id=`, with cross-scope attempts refused."""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+
+from memstore import Memory  # noqa: E402
+from memstore.governance.doctor import assert_store_healthy  # noqa: E402
+from memstore.integrations.mcp_server import result_json  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+APP = textwrap.dedent("""
+    import sys
+    import uvicorn
+    from fastapi import FastAPI
+    from memstore import Memory
+    from memstore.integrations.mcp_server import mount_mcp
+
+    memory = Memory(sys.argv[1])
+    app = FastAPI()
+
+    @app.get("/health")
+    def health():
+        return {"ok": True}
+
+    mount_mcp(app, memory)
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+""")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path, store_path):
+    with Memory(store_path) as m:
+        bob_id = m.add("My locker code is 4411", user_id="bob", infer=False)["results"][0]["id"]
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(script), store_path, str(port)],
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+
+    def stop() -> None:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        yield base, bob_id, stop
+    finally:
+        stop()
+
+
+def test_http_round_trip_and_cross_scope_refusal(http_server, store_path):
+    base, bob_id, stop = http_server
+
+    async def session() -> dict:
+        seen: dict = {}
+        async with Client(f"{base}/mcp/cursor/alice") as c:
+            added = result_json(await c.call_tool("add_memory", {"text": "I work at Acme as a welder"}))
+            mid = added["results"][0]["id"]
+            seen["found"] = result_json(await c.call_tool("search_memories", {"query": "where does alice work"}))
+            seen["updated"] = result_json(await c.call_tool("update_memory", {"memory_id": mid,
+                                                                               "text": "Alice works at Initech"}))
+            seen["history"] = result_json(await c.call_tool("memory_history", {"memory_id": mid}))
+            seen["x_get"] = await c.call_tool("get_memory", {"memory_id": bob_id})
+            seen["x_filter"] = await c.call_tool("get_memories", {"filters": {"user_id": "bob"}})
+            seen["entities"] = result_json(await c.call_tool("list_entities", {}))
+            seen["mid"] = mid
+        async with Client(f"{base}/mcp?user_id=bob") as c:   # the other layout: the user as a query parameter
+            seen["bob"] = result_json(await c.call_tool("list_memories", {}))
+            seen["bob_x"] = await c.call_tool("get_memory", {"memory_id": seen["mid"]})
+        async with Client(f"{base}/mcp/cursor/alice") as c:
+            seen["deleted"] = result_json(await c.call_tool("delete_memory", {"memory_id": seen["mid"]}))
+        return seen
+
+    seen = asyncio.run(asyncio.wait_for(session(), 120))
+    assert "Acme" in seen["found"]["results"][0]["memory"]
+    assert seen["updated"]["memory"] == "Alice works at Initech"
+    assert [e["event"] for e in seen["history"]["events"]] == ["ADD", "UPDATE"]
+    assert seen["history"]["events"][0]["actor_id"] == "mcp:cursor"
+    assert seen["x_get"].is_error and seen["x_filter"].is_error
+    assert "4411" not in str(seen["x_get"].content) + str(seen["x_filter"].content)
+    assert seen["entities"]["users"] == [{"id": "alice", "memories": 1}]
+    assert [r["memory"] for r in seen["bob"]["results"]] == ["My locker code is 4411"]
+    assert seen["bob_x"].is_error and "Initech" not in str(seen["bob_x"].content)
+    assert seen["deleted"]["deleted"] is True
+    stop()
+    with Memory(store_path) as m:   # the server has exited: bob's memory is untouched, the store healthy
+        assert m.get(bob_id)["memory"] == "My locker code is 4411"
+        assert m.get(seen["mid"]) is None
+        assert_store_healthy(m)
+
+
+def test_http_refuses_a_request_without_user_and_a_session_reused_for_another_user(http_server):
+    base, _, _ = http_server
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    r = httpx.post(f"{base}/mcp", json=init, headers=headers)
+    assert r.status_code == 400 and "user" in r.json()["message"]
+    r = httpx.post(f"{base}/mcp/cli/alice", json=init, headers=headers)
+    assert r.status_code == 200, r.text
+    sid = r.headers["mcp-session-id"]
+    r = httpx.post(f"{base}/mcp/cli/bob", headers={**headers, "mcp-session-id": sid},
+                   json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert r.status_code == 403 and r.json()["error"] == "scope_mismatch"
