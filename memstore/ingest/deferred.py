@@ -45,6 +45,13 @@ class DeferredInserts:
         elif data.num_rows:
             self._pending.setdefault(table, []).append(data)
 
+    def insert_rows(self, table: str, data: pa.Table) -> None:
+        """As `insert_arrow`: eager tables get their small parameterised INSERT now."""
+        if table in self._eager:
+            self._db.insert_rows(table, data)
+        elif data.num_rows:
+            self._pending.setdefault(table, []).append(data)
+
     @property
     def pending_rows(self) -> int:
         return sum(t.num_rows for parts in self._pending.values() for t in parts)

@@ -17,7 +17,9 @@ def commit_rows(state: AddState, rt: Any) -> AddState:
     t0 = time.perf_counter()
     db, cfg = rt.db, rt.config
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
-    own = not db.in_transaction          # a plain add(); inside ingest the outer transaction commits
+    # a plain add(), or one add of a group commit: it keeps the scope cache current itself; inside
+    # ingest the outer transaction commits and drops the cache
+    own = db.cache_follows
     cache = db.scope_cache
     with db.transaction("commit", keeps_cache=own):
         _insert_entities(db, state.tables["entities"], cache.known_entities if own else set())
