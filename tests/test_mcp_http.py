@@ -1,95 +1,49 @@
-"""The streamable-HTTP MCP endpoint (`mount_mcp`) on a real uvicorn subprocess, driven by the SDK's
-real client: `/mcp/{client}/{user_id}` and `/mcp?user_id=`, with cross-scope attempts refused."""
+"""The streamable-HTTP MCP endpoint of a real `memstore serve` subprocess, driven by the SDK's real
+client: `/mcp/{client}/{user_id}` and `/mcp?user_id=`, with cross-scope attempts refused."""
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import textwrap
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 pytest.importorskip("mcp")
 
+import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
 from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from memstore import Memory  # noqa: E402
 from memstore.governance.doctor import assert_store_healthy  # noqa: E402
 from memstore.integrations.mcp_server import result_json  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-
-APP = textwrap.dedent("""
-    import sys
-    import uvicorn
-    from fastapi import FastAPI
-    from memstore import Memory
-    from memstore.integrations.mcp_server import mount_mcp
-
-    memory = Memory(sys.argv[1])
-    app = FastAPI()
-
-    @app.get("/health")
-    def health():
-        return {"ok": True}
-
-    mount_mcp(app, memory)
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
-""")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from memstore.testing.server_process import ServerProcess  # noqa: E402
 
 
 @pytest.fixture
-def http_server(tmp_path, store_path):
+def http_server(store_path):
+    """A real `memstore serve` subprocess (it mounts the MCP endpoint) on a free 127.0.0.1 port."""
     with Memory(store_path) as m:
         bob_id = m.add("My locker code is 4411", user_id="bob", infer=False)["results"][0]["id"]
-    script = tmp_path / "app.py"
-    script.write_text(APP)
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(script), store_path, str(port)],
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-
-    def stop() -> None:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    srv = ServerProcess(store_path).start()
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-        yield base, bob_id, stop
+        yield srv, bob_id
     finally:
-        stop()
+        srv.stop()
+
+
+def _client(srv: ServerProcess, path: str, token: str | None = "") -> Client:
+    headers = {"Authorization": f"Bearer {srv.token if token == '' else token}"} if token is not None else {}
+    timeout = httpx2.Timeout(60.0, read=300.0)         # the SDK's own defaults for MCP over HTTP
+    return Client(streamable_http_client(srv.url + path, http_client=httpx2.AsyncClient(headers=headers,
+                                                                                          timeout=timeout)))
 
 
 def test_http_round_trip_and_cross_scope_refusal(http_server, store_path):
-    base, bob_id, stop = http_server
+    srv, bob_id = http_server
 
     async def session() -> dict:
         seen: dict = {}
-        async with Client(f"{base}/mcp/cursor/alice") as c:
+        async with _client(srv, "/mcp/cursor/alice") as c:
             added = result_json(await c.call_tool("add_memory", {"text": "I work at Acme as a welder"}))
             mid = added["results"][0]["id"]
             seen["found"] = result_json(await c.call_tool("search_memories", {"query": "where does alice work"}))
@@ -100,10 +54,10 @@ def test_http_round_trip_and_cross_scope_refusal(http_server, store_path):
             seen["x_filter"] = await c.call_tool("get_memories", {"filters": {"user_id": "bob"}})
             seen["entities"] = result_json(await c.call_tool("list_entities", {}))
             seen["mid"] = mid
-        async with Client(f"{base}/mcp?user_id=bob") as c:   # the other layout: the user as a query parameter
+        async with _client(srv, "/mcp?user_id=bob") as c:   # the other layout: the user as a query parameter
             seen["bob"] = result_json(await c.call_tool("list_memories", {}))
             seen["bob_x"] = await c.call_tool("get_memory", {"memory_id": seen["mid"]})
-        async with Client(f"{base}/mcp/cursor/alice") as c:
+        async with _client(srv, "/mcp/cursor/alice") as c:
             seen["deleted"] = result_json(await c.call_tool("delete_memory", {"memory_id": seen["mid"]}))
         return seen
 
@@ -118,19 +72,23 @@ def test_http_round_trip_and_cross_scope_refusal(http_server, store_path):
     assert [r["memory"] for r in seen["bob"]["results"]] == ["My locker code is 4411"]
     assert seen["bob_x"].is_error and "Initech" not in str(seen["bob_x"].content)
     assert seen["deleted"]["deleted"] is True
-    stop()
+    srv.stop()
     with Memory(store_path) as m:   # the server has exited: bob's memory is untouched, the store healthy
         assert m.get(bob_id)["memory"] == "My locker code is 4411"
         assert m.get(seen["mid"]) is None
         assert_store_healthy(m)
 
 
-def test_http_refuses_a_request_without_user_and_a_session_reused_for_another_user(http_server):
-    base, _, _ = http_server
+def test_http_refuses_no_token_no_user_and_a_session_reused_for_another_user(http_server):
+    srv, _ = http_server
+    base = srv.url
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "0"}}}
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    plain = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    r = httpx.post(f"{base}/mcp/cli/alice", json=init, headers=plain)
+    assert r.status_code == 401 and "token" in r.json()["message"]
+    headers = {**plain, "authorization": f"Bearer {srv.token}"}
     r = httpx.post(f"{base}/mcp", json=init, headers=headers)
     assert r.status_code == 400 and "user" in r.json()["message"]
     r = httpx.post(f"{base}/mcp/cli/alice", json=init, headers=headers)

@@ -18,6 +18,7 @@ Tool names and arguments follow mem0's hosted MCP server (`add_memory`, `search_
 import contextlib
 import functools
 import json
+import secrets
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -200,7 +201,7 @@ def run_stdio(memory: Any, scope: dict[str, str], *, actor_id: str | None = "mcp
 
 
 # -- streamable HTTP --------------------------------------------------------------------------------
-def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp",
+def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = None,
               resolve_user: Callable[[Any, str | None], str | None] | None = None,
               json_response: bool = False, host: str = "127.0.0.1",
               transport_security: Any = None) -> Any:
@@ -209,6 +210,7 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp",
     - `{path}/{client}/{user_id}`: OpenMemory's layout (`client` is recorded as the writer, `mcp:cursor`);
     - `{path}`: the user from the `X-Memstore-User` header or the `user_id` query parameter.
 
+    `token`: every request must send `Authorization: Bearer <token>` (as the REST API does).
     `resolve_user(request, user_from_path_or_header)` may replace that choice (e.g. the user of a
     bearer token) or raise to refuse the request. A session stays bound to the user it was opened
     for: a request that reuses its session id for another user gets 403. Returns the MCPServer.
@@ -232,6 +234,13 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp",
 
     async def handle(scope: dict, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
+        if token is not None:
+            scheme, _, given = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), token.encode()):
+                body = {"error": "AuthError", "message": "missing or wrong bearer token — send `Authorization: "
+                        "Bearer <token>` (the token is in <store>.server-token)"}
+                await JSONResponse(body, status_code=401)(scope, receive, send)
+                return
         params = scope.get("path_params") or {}
         client = params.get("client") or request.headers.get("x-memstore-client") or "http"
         user = params.get("user_id") or request.headers.get(USER_HEADER) or request.query_params.get("user_id")
