@@ -133,3 +133,20 @@ def test_langmem_tools_run_on_the_store(store, memory):
     assert store.get(("memories", "alice"), key) is None
     bob = json.loads(search.invoke({"query": "peanuts"}, {"configurable": {"langgraph_user_id": "bob"}}))
     assert bob == []
+
+
+def test_the_store_works_against_a_memstore_server(tmp_path):
+    from memstore.testing.server_process import ServerProcess
+
+    with ServerProcess(tmp_path / "srv.duckdb", config={"embedder": {"provider": "hashing"}}) as srv:
+        store = MemstoreStore(srv.client())
+        ns = ("memories", "alice")
+        store.put(ns, "diet", {"content": "Alice is vegetarian", "topic": "food"})
+        store.put(ns, "diet", {"content": "Alice is vegan now", "topic": "food"})
+        store.put(("memories", "bob"), "x", {"content": "Bob plays chess"}, ttl=60)
+        assert store.get(ns, "diet").value == {"content": "Alice is vegan now", "topic": "food"}
+        assert [h.key for h in store.search(ns, query="vegan", filter={"topic": "food"})] == ["diet"]
+        assert store.list_namespaces(prefix=("memories",)) == [("memories", "alice"), ("memories", "bob")]
+        store.delete(ns, "diet")
+        assert store.get(ns, "diet") is None
+        store.memory.close()

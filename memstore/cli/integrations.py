@@ -32,6 +32,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_import_mem0(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
+        if not hasattr(m, "import_mem0"):
+            print("error: a running `memstore serve` owns this store; the import writes the file itself — stop "
+                  "the server, run the import, then start it again", file=sys.stderr)
+            return 1
         report = m.import_mem0(args.qdrant_path, collection=args.collection, history=args.history,
                                keep_vectors=args.keep_vectors, batch_size=args.batch_size)
     if args.json:
