@@ -138,6 +138,11 @@ def test_cli_import_and_clear_errors(mem0_store, store_path, tmp_path, capsys):
     assert main(["import-mem0", mem0_store["qdrant"], "--history", mem0_store["history"], "--store", store_path]) == 0
     out = capsys.readouterr().out
     assert "read 10 mem0 memories, imported 7, skipped 3" in out and "no text" in out
+    assert main(["import-mem0", "--qdrant-path", mem0_store["qdrant"], "--collection", "mem0", "--history",
+                 mem0_store["history"], "--store", store_path, "--json"]) == 0       # the issue's spelling
+    assert '"imported": 0' in capsys.readouterr().out                               # a re-run imports nothing
+    assert main(["import-mem0", "--store", store_path]) == 2
+    assert "name mem0's Qdrant folder" in capsys.readouterr().err
     assert main(["import-mem0", str(tmp_path / "missing"), "--store", store_path]) == 1
     assert "no Qdrant folder" in capsys.readouterr().err
     assert main(["import-mem0", mem0_store["qdrant"], "--collection", "nope", "--store", store_path]) == 1

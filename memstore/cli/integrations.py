@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import sys
+import threading
 
 from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
 
@@ -25,9 +26,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # stdout is the protocol channel: nothing else may write to it, so opening the store talks to stderr
     with contextlib.redirect_stdout(sys.stderr):
         memory = open_memory(args)
+    # Load spaCy and the embedder while the client initialises, so the first tool call is not the
+    # one that waits seconds for them; joined before the store closes.
+    warm = threading.Thread(target=_warm_up, args=(memory, scope), daemon=True)
+    warm.start()
     with memory:
-        run_stdio(memory, scope, actor_id=f"mcp:{args.client}")
+        try:
+            run_stdio(memory, scope, actor_id=f"mcp:{args.client}")
+        finally:
+            warm.join(60)
     return 0
+
+
+def _warm_up(memory, scope: dict) -> None:  # noqa: ANN001
+    with contextlib.suppress(Exception):
+        memory.search("warm up", filters=dict(scope), top_k=1)
 
 
 def cmd_import_mem0(args: argparse.Namespace) -> int:
