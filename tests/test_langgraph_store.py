@@ -135,11 +135,13 @@ def test_langmem_tools_run_on_the_store(store, memory):
     assert bob == []
 
 
-def test_the_store_works_against_a_memstore_server(tmp_path):
+def test_the_store_works_against_a_memstore_server(tmp_path, monkeypatch):
     from memstore.testing.server_process import ServerProcess
 
     with ServerProcess(tmp_path / "srv.duckdb", config={"embedder": {"provider": "hashing"}}) as srv:
-        store = MemstoreStore(srv.client())
+        monkeypatch.setenv("MEMSTORE_TOKEN", srv.token)
+        store = MemstoreStore(srv.url)                 # a URL: the HTTP client, same methods
+        assert type(store.memory).__name__ == "MemoryClient"
         ns = ("memories", "alice")
         store.put(ns, "diet", {"content": "Alice is vegetarian", "topic": "food"})
         store.put(ns, "diet", {"content": "Alice is vegan now", "topic": "food"})
@@ -149,4 +151,20 @@ def test_the_store_works_against_a_memstore_server(tmp_path):
         assert store.list_namespaces(prefix=("memories",)) == [("memories", "alice"), ("memories", "bob")]
         store.delete(ns, "diet")
         assert store.get(ns, "diet") is None
-        store.memory.close()
+        store.close()
+
+
+def test_ttl_refresh_on_read_extends_the_expiry(store, memory):
+    ns = ("memories", "alice")
+    store.put(ns, "t", {"content": "Alice's parking permit"}, ttl=10)
+    rec = memory.get_all(user_id="alice")["results"][0]
+    soon = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(minutes=2)
+    memory.update(rec["id"], expiration_date=soon)                # as if 8 of its 10 minutes had passed
+    store.get(ns, "t", refresh_ttl=False)
+    assert memory.get(rec["id"])["expiration_date"] == soon.isoformat()
+    store.get(ns, "t")                                             # a read refreshes it to 10 minutes again
+    left = dt.datetime.fromisoformat(memory.get(rec["id"])["expiration_date"]) - soon
+    assert dt.timedelta(minutes=7.9) < left < dt.timedelta(minutes=8.5)
+    n = len(memory.history(rec["id"]))
+    store.get(ns, "t")                                             # fresh enough: no write
+    assert len(memory.history(rec["id"])) == n

@@ -5,7 +5,7 @@ second element, as in LangMem's `("memories", "{langgraph_user_id}")`); the item
 kept whole in the memory's metadata (`metadata.value`), its text (the `content` field, or the fields
 `index=[...]` names) is what search ranks with memstore's hybrid search. `put` over an existing key
 updates that memory (so `history()` shows every change), `value=None` deletes it, `ttl` (minutes)
-becomes the memory's expiration_date (refreshed on reads), `index=False` keeps the item out of
+becomes the memory's expiration_date (refreshed on reads once a tenth of it has passed), `index=False` keeps the item out of
 query search. Store items are never hidden by slot supersession: a store holds what it was given.
 
 >>> import tempfile, os
@@ -169,10 +169,15 @@ class MemstoreStore(BaseStore):
     def _refresh(self, recs: list[dict[str, Any]], refresh: bool) -> None:
         if not refresh:
             return
+        now = _utcnow()
         for rec in recs:
             ttl = rec["metadata"]["langgraph"].get("ttl")
-            if ttl:
-                self.memory.update(rec["id"], expiration_date=_utcnow() + dt.timedelta(minutes=ttl))
+            if not ttl:
+                continue
+            left = dt.datetime.fromisoformat(rec["expiration_date"]) - now if rec.get("expiration_date") else None
+            # a refresh is a write (and a history row): skip it while 90% of the TTL is still left
+            if left is None or left < dt.timedelta(minutes=0.9 * ttl):
+                self.memory.update(rec["id"], expiration_date=now + dt.timedelta(minutes=ttl), actor_id="langgraph")
 
     # -- operations ------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
