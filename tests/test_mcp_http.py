@@ -97,3 +97,35 @@ def test_http_refuses_no_token_no_user_and_a_session_reused_for_another_user(htt
     r = httpx.post(f"{base}/mcp/cli/bob", headers={**headers, "mcp-session-id": sid},
                    json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert r.status_code == 403 and r.json()["error"] == "scope_mismatch"
+
+
+def test_stdio_server_on_a_store_that_memstore_serve_owns_goes_through_the_server(http_server, store_path):
+    """Claude Desktop's `memstore mcp --store PATH` while `memstore serve` owns PATH: the stdio server
+    becomes a client of the HTTP server (one owner of the file), with the same tools and scope."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from mcp import StdioServerParameters
+
+    srv, bob_id = http_server
+    root = Path(__file__).resolve().parent.parent
+    params = StdioServerParameters(command=sys.executable, env=dict(os.environ, PYTHONPATH=str(root)),
+                                   args=["-m", "memstore.cli", "mcp", "--store", store_path, "--user", "alice"])
+
+    async def session() -> dict:
+        async with Client(params) as c:
+            added = result_json(await c.call_tool("add_memory", {"text": "I play the oboe"}))
+            found = result_json(await c.call_tool("search_memories", {"query": "oboe"}))
+            refused = await c.call_tool("get_memory", {"memory_id": bob_id})
+        return {"added": added, "found": found, "refused": refused}
+
+    seen = asyncio.run(asyncio.wait_for(session(), 120))
+    assert "oboe" in seen["found"]["results"][0]["memory"] and seen["refused"].is_error
+    client = srv.client()
+    try:
+        mid = seen["added"]["results"][0]["id"]
+        assert client.get(mid)["user_id"] == "alice"           # written by the server process
+        assert client.history(mid)[0]["actor_id"] == "mcp:stdio"
+    finally:
+        client.close()
