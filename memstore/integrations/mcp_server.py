@@ -19,12 +19,14 @@ import contextlib
 import functools
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from memstore.integrations.scoped_tools import ScopedTools, ScopeViolation
 
 USER_HEADER = "x-memstore-user"
+MAX_BOUND_SESSIONS = 100_000            # session -> user bindings kept (far more than live sessions)
 SCOPE_KEY = "memstore.mcp_scope"        # where the HTTP endpoint leaves the request's scope
 
 INSTRUCTIONS = (
@@ -230,7 +232,7 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
     server.streamable_http_app(streamable_http_path=path, json_response=json_response, host=host,
                                transport_security=transport_security)
     manager = server.session_manager
-    sessions: dict[str, str] = {}          # session id -> user it was opened for
+    sessions: OrderedDict[str, str] = OrderedDict()      # session id -> user it was opened for
 
     async def handle(scope: dict, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
@@ -269,9 +271,13 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
                 for k, v in message.get("headers") or []:
                     if k.decode("latin-1").lower() == "mcp-session-id":
                         sessions.setdefault(v.decode("latin-1"), user)
+                while len(sessions) > MAX_BOUND_SESSIONS:   # the SDK ends idle sessions; forget the oldest
+                    sessions.popitem(last=False)
             await send(message)
 
         await manager.handle_request(scope, receive, bind_session)
+        if sid and request.method == "DELETE":          # the client ended its session
+            sessions.pop(sid, None)
 
     endpoint = _ASGIEndpoint(handle)     # an ASGI app, not a request handler: the SDK answers itself
     methods = ["GET", "POST", "DELETE"]
