@@ -10,7 +10,6 @@ import ipaddress
 import os
 import socket
 import sys
-import threading
 from typing import Any
 
 from memstore.errors import ConfigError, StoreLockedError
@@ -87,7 +86,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
                   flush=True)
 
     app.router.on_startup.append(announce)
-    threading.Thread(target=_warm, args=(memory,), daemon=True, name="memstore-warm").start()
+    _warm(memory)           # before announcing: the first request does not wait for the models
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                                            ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            timeout_graceful_shutdown=10))
