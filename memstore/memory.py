@@ -22,6 +22,7 @@ import pyarrow as pa
 from memstore.api.analysis import AnalysisAPI
 from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
+from memstore.api.interop import InteropAPI
 from memstore.api.truth import TruthAPI
 from memstore.config import MemoryConfig
 from memstore.errors import IdentityError, NotFoundError
@@ -48,7 +49,7 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
+class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     """Long-term memory in one DuckDB file.
 
     `Memory()` opens ./data/memstore.duckdb with offline models; `Memory("runs/a.duckdb")` another

@@ -233,7 +233,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         except ImportError:
             pass
         else:
-            mount_mcp(app, memory)
+            mount_mcp(app, memory, token=token)
     return app
 
 
