@@ -369,7 +369,9 @@ def receipt_lines(receipt: dict[str, Any]) -> list[str]:
     Checked: 1 file (4.2 MB) searched for 2 distinctive pieces of the erased text; none was found (1 also appears in another scope's data and was not counted).
     Receipt 7f62, kept in the store; it names no person (the scope is stored only as a keyed hash).
     """
-    removed = [(n, _ROW_NAMES.get(k, (k.replace("_", " "),) * 2)) for k, n in (receipt.get("rows_removed") or {}).items() if n]
+    order = list(_ROW_NAMES)
+    counts = sorted((receipt.get("rows_removed") or {}).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    removed = [(n, _ROW_NAMES.get(k, (k.replace("_", " "),) * 2)) for k, n in counts if n]
     words = [f"{n:,} {names[0] if n == 1 else names[1]}" for n, names in removed]
     total_ms = (receipt.get("timings_ms") or {}).get("total")
     lines = [f"Done on {_when(receipt.get('completed_at'))} by {receipt.get('actor_id') or 'unknown'}"

@@ -89,7 +89,6 @@ def render_erase(ctx: PageContext) -> None:
             erased = {"scope": ctx.label, **json.loads(json.dumps(receipt, default=str))}
             st.session_state.pop("gov_erase_confirm", None)
             st.session_state[ERASED_KEY] = erased
-            st.session_state["scope"] = None      # no other scope is picked for the person: they choose
             st.rerun()
 
 
