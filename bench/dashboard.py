@@ -85,14 +85,15 @@ def bench_data(path: str, repeat: int) -> None:
     with Memory(path) as m:
         data.list_scopes(m)                  # views created, caches warm
         for name, fn in (("list_scopes", lambda: data.list_scopes(m)), ("scope_summary", lambda: data.scope_summary(m))):
-            times = []
+            times, cpu = [], []
             for _ in range(repeat):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 out = fn()
                 times.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
             n = len(out) if isinstance(out, list) else out.height
-            print(f"{name:<14} {n:>6,} scopes   median {statistics.median(times) * 1000:7.1f} ms   "
-                  f"max {max(times) * 1000:7.1f} ms   ({repeat} runs)")
+            print(f"{name:<14} {n:>6,} scopes   wall median {statistics.median(times) * 1000:7.1f} ms   "
+                  f"max {max(times) * 1000:7.1f} ms   CPU median {statistics.median(cpu) * 1000:7.1f} ms   ({repeat} runs)")
 
 
 def bench_pages(path: str, query: str) -> Timer:

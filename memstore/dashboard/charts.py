@@ -34,10 +34,10 @@ def _pd(df: pl.DataFrame):
     return df.to_pandas()
 
 
-def growth_chart(df: pl.DataFrame, by: str = "scope") -> alt.Chart:
+def growth_chart(df: pl.DataFrame) -> alt.Chart:
     """Cumulative memories by day (frame from data.growth: "all scopes", the biggest scopes, "others");
     the total is drawn thick, the time axis names months and years."""
-    total = "all scopes" if by == "scope" else "all"
+    by, total = "scope", "all scopes"
     order = [total, *sorted({v for v in df[by].to_list() if v not in (total, "others")}), "others"]
     return alt.Chart(_pd(df)).mark_line(interpolate="step-after").encode(
         x=alt.X("day:T", title="valid from", axis=alt.Axis(format="%b %Y", labelAngle=0, tickCount="month")),

@@ -71,31 +71,31 @@ def _scope_column(df: pl.DataFrame) -> pl.Expr:
     return pl.concat_str(parts, separator=" · ", ignore_nulls=True).alias("scope")
 
 
-def growth(timeline: pl.DataFrame, top: int = 5, by: str = "scope") -> pl.DataFrame:
-    """Cumulative number of memories by the day they became valid: one line for the whole store
-    ("all scopes") and, when there are several scopes, one per `top` biggest scope and "others".
+def growth(per_day: pl.DataFrame, top: int = 5) -> pl.DataFrame:
+    """Cumulative number of memories by the day they became valid (frame of the `memories_per_day`
+    view): one line for the whole store ("all scopes") and, when there are several scopes, one per
+    `top` biggest scope and "others" for the rest.
 
-    >>> tl = pl.DataFrame({"user_id": ["a", "a", "b"], "agent_id": [None] * 3, "run_id": [None] * 3,
-    ...                    "status": ["current", "superseded", "current"],
-    ...                    "valid_from": [dt.datetime(2024, 1, 2), dt.datetime(2024, 1, 5), dt.datetime(2024, 1, 5)]})
-    >>> g = growth(tl, top=1)
+    >>> d = pl.DataFrame({"user_id": ["a", "a", "b"], "agent_id": [None] * 3, "run_id": [None] * 3,
+    ...                   "day": [dt.date(2024, 1, 2), dt.date(2024, 1, 5), dt.date(2024, 1, 5)], "memories": [1, 1, 1]})
+    >>> g = growth(d, top=1)
     >>> g.filter(pl.col("scope") == "all scopes")["memories"].to_list()
     [1, 3]
     >>> sorted(set(g["scope"].to_list()))
     ['all scopes', 'others', 'user:a']
     """
-    if timeline.is_empty():
-        return pl.DataFrame(schema={"day": pl.Date, by: pl.Utf8, "memories": pl.Int64})
-    df = timeline.with_columns(_scope_column(timeline) if by == "scope" else pl.col(by).cast(pl.Utf8),
-                               pl.col("valid_from").dt.date().alias("day"))
-    sizes = df.group_by(by).agg(pl.len().alias("n")).sort("n", by, descending=[True, False])
-    frames = [df.with_columns(pl.lit("all scopes" if by == "scope" else "all").alias(by))]
+    if per_day.is_empty():
+        return pl.DataFrame(schema={"day": pl.Date, "scope": pl.Utf8, "memories": pl.Int64})
+    df = per_day.with_columns(_scope_column(per_day), pl.col("memories").cast(pl.Int64).alias("n"))
+    sizes = df.group_by("scope").agg(pl.col("n").sum()).sort("n", "scope", descending=[True, False])
+    frames = [df.with_columns(pl.lit("all scopes").alias("scope"))]
     if sizes.height > 1:
-        keep = sizes[by].head(top).to_list()
-        frames.append(df.with_columns(pl.when(pl.col(by).is_in(keep)).then(pl.col(by))
-                                      .otherwise(pl.lit("others")).alias(by)))
-    daily = pl.concat([f.select("day", by) for f in frames]).group_by("day", by).agg(pl.len().alias("n")).sort("day", by)
-    return daily.with_columns(pl.col("n").cum_sum().over(by).alias("memories")).select("day", by, "memories")
+        keep = sizes["scope"].head(top).to_list()
+        frames.append(df.with_columns(pl.when(pl.col("scope").is_in(keep)).then(pl.col("scope"))
+                                      .otherwise(pl.lit("others")).alias("scope")))
+    daily = pl.concat([f.select("day", "scope", "n") for f in frames]).group_by("day", "scope").agg(
+        pl.col("n").sum()).sort("day", "scope")
+    return daily.with_columns(pl.col("n").cum_sum().over("scope").alias("memories")).select("day", "scope", "memories")
 
 
 # -- memories ---------------------------------------------------------------------------------------

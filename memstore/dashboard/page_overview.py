@@ -31,7 +31,7 @@ def render(ctx: PageContext) -> None:
     st.subheader("Growth over time")
     st.caption("Memories by the day they became valid (cumulative): the whole store, its five biggest "
                "scopes and the others together.")
-    growth = data.growth(m.frame("timeline").select("user_id", "agent_id", "run_id", "valid_from"))
+    growth = data.growth(m.frame("memories_per_day"))
     st.altair_chart(charts.growth_chart(growth), width="stretch")
 
     st.subheader("Extraction runs by status")
