@@ -418,3 +418,80 @@ def test_ui_command_runs_streamlit_on_the_packaged_app(tmp_path):
     assert Path(cmd[4]).read_text() == (ROOT / "app.py").read_text()        # the same thin entry point
     assert cmd[cmd.index("--server.port") + 1] == "8611" and cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert env["MEMSTORE_PATH"] == str(tmp_path / "s.duckdb")
+
+
+# -- charts that scale and label, readable numbers and times ------------------------------------------
+def test_overview_growth_is_a_total_plus_the_biggest_scopes(store):
+    with Memory(str(store)) as m:            # 8 scopes: the 5 biggest are drawn, the rest as "others"
+        for user in ("uma", "vic", "wes"):
+            m.add(f"I live in Oslo and my name is {user}", user_id=user, infer=False)
+    at = app()
+    [(spec, (growth,))] = [c for c in charts(at) if c[0].get("encoding", {}).get("x", {}).get("field") == "day"]
+    assert set(growth["scope"].to_list()) == {"all scopes", "user:alice", "user:bob", "user:carol", "user:erin",
+                                              "user:sam", "others"}
+    total = growth.filter(pl.col("scope") == "all scopes")["memories"].max()
+    assert total == sum(int(v) for v in frame(at, "overview_scopes")["memories"].to_list())
+    assert spec["encoding"]["x"]["axis"]["format"] == "%b %Y"            # months with their year
+    assert spec["encoding"]["y"]["axis"]["format"] == ",d"               # thousands separators
+
+
+def test_timeline_gantt_spans_the_data_and_dots_every_fact(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Timeline & contradictions")          # alice: 2024 only, the store was built today
+    [(spec, sets)] = charts(at)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["bar", "point"]                    # no "now" rule: today is far after the data
+    domain_end = spec["layer"][0]["encoding"]["x"]["scale"]["domain"][1]
+    assert domain_end["year"] == 2024 or (domain_end["year"], domain_end["month"]) == (2025, 1)
+    facts = sets[0]
+    with Memory(str(shared_store)) as m:
+        assert facts.height == m.timeline(user_id="alice").height       # one dot (and bar) per fact
+
+
+def test_entity_chart_labels_every_bar(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Entities")
+    [(spec, (bars,))] = charts(at)
+    assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False
+    assert spec["height"] >= 22 * bars.height
+
+
+def test_numbers_and_times_are_readable():
+    from memstore.dashboard import widgets
+    from memstore.dashboard.data import _when
+
+    class Col:
+        def metric(self, label, value):
+            self.shown = (label, value)
+    col = Col()
+    widgets.metric(col, "messages", 110500)
+    assert col.shown == ("messages", "110,500")
+    assert _when("2026-12-03 16:57:49.786816") == "3 Dec 2026, 16:57:49"
+
+
+def test_memory_history_times_are_timestamps_not_iso_text(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Memories")
+    history = frame(at, "mem_history")
+    assert history.schema["created_at"] == pl.Datetime("us")     # shown as YYYY-MM-DD HH:mm:ss
+
+
+# -- one default store --------------------------------------------------------------------------------
+def test_one_default_store_for_library_cli_dashboard_and_demo(tmp_path):
+    from memstore.config import DEFAULT_PATH, MemoryConfig
+    from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
+    from memstore.dashboard.store import choose_store_path
+
+    assert MemoryConfig().path == DEFAULT_PATH == "data/memstore.duckdb"
+    assert choose_store_path("", env={}) == str(DEFAULT_DEMO_STORE) == DEFAULT_PATH
+    demo = (ROOT / "scripts" / "demo.py").read_text()
+    assert "DEFAULT_PATH" in demo and "quickstart.duckdb" not in demo
+    help_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py"), "--help"], capture_output=True,
+                               text=True, check=True, cwd=tmp_path).stdout
+    assert DEFAULT_PATH in help_text
+
+
+def test_the_sidebar_says_which_file_it_serves(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app()
+    assert f"Serving `{shared_store.resolve()}`" in texts(at, "caption")
