@@ -2,7 +2,7 @@
 offline, plus the small `sam` scope (a contradiction, an expired and an expiring memory, LLM runs
 ok/malformed) — see memstore/dashboard/demo_store.py.
 
-    python scripts/build_demo_store.py                 # data/demo.duckdb (what `make app` opens)
+    python scripts/build_demo_store.py                 # data/memstore.duckdb (the default store: `make app` opens it)
     python scripts/build_demo_store.py --store /tmp/d.duckdb --fresh
 """
 from __future__ import annotations

@@ -1,6 +1,11 @@
-"""The README demo: ingest the bundled demo chat exports offline, print what was remembered and a search.
+"""The README demo: build the default store (data/memstore.duckdb — the one the library, the CLI and
+the dashboard open by default) from the bundled demo chat exports, offline, and print what was
+remembered about alice and a few searches.
 
-    make demo            (or: python scripts/demo.py [--store PATH])
+    make demo            (or: python scripts/demo.py [--store PATH] [--fresh])
+
+Run again, it only completes what is missing (ingest skips messages it already holds); `--fresh`
+deletes the store first. Then `make app` shows the same store in the dashboard.
 """
 from __future__ import annotations
 
@@ -14,22 +19,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memstore import Memory  # noqa: E402
+from memstore.config import DEFAULT_PATH  # noqa: E402
+from memstore.dashboard.demo_store import DEMO_USERS, ensure_demo_store  # noqa: E402
 
-DEMO = ROOT / "data" / "demo"
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--store", default=str(ROOT / "data" / "quickstart.duckdb"), help="store to (re)create")
-    args = ap.parse_args()
-    for suffix in ("", ".wal"):
-        if os.path.exists(args.store + suffix):
-            os.remove(args.store + suffix)
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", default=os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH,
+                    help=f"store to build or complete (default: $MEMSTORE_PATH, else {DEFAULT_PATH})")
+    ap.add_argument("--fresh", action="store_true", help="delete the store first")
+    args = ap.parse_args(argv)
+    if args.fresh:
+        for suffix in ("", ".wal"):
+            if os.path.exists(args.store + suffix):
+                os.remove(args.store + suffix)
+    Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    print(f"store: {Path(args.store).resolve()}\n")
+    ensure_demo_store(args.store, progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", flush=True))
     with Memory(args.store) as m:
-        print(f"store: {args.store}\n")
-        report = m.ingest(DEMO / "chatgpt" / "alice" / "conversations.json", user_id="alice", progress=False)
-        print(report.summary(), "\n")
+        n = {u: m.frame("memories", user_id=u).height for u in DEMO_USERS}
+        print("\nmemories per demo user: " + ", ".join(f"{u} {k:,}" for u, k in n.items()) + "\n")
         current = m.get_all(user_id="alice", top_k=15)["results"]
         print(f"What memstore remembers about alice (newest {len(current)} current facts):")
         for r in current:
@@ -45,7 +55,8 @@ def main() -> None:
             print("\nNo longer true (kept for audit, not returned by default):")
             for r in old:
                 print(f"  - {r['memory']}   (until {str(r['invalidated_at'])[:10]})")
-    print(f"\ndone in {time.perf_counter() - t0:.1f} s — explore it: memstore list --user alice --store {args.store}")
+    print(f"\ndone in {time.perf_counter() - t0:.1f} s — explore it: memstore list --user alice"
+          + ("" if args.store == DEFAULT_PATH else f" --store {args.store}") + ", or `make app` for the dashboard")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,18 @@ def all_text(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def charts(at: AppTest) -> list[tuple[dict, list[pl.DataFrame]]]:
+    """Every Altair chart of the page: its Vega-Lite spec and its data sets as frames."""
+    import pyarrow as pa
+
+    out = []
+    for e in elements(at):
+        if e.type == "vega_lite_chart":
+            sets = [pl.from_arrow(pa.ipc.open_stream(d.data.data).read_all()) for d in e.proto.datasets]
+            out.append((json.loads(e.proto.spec), sets))
+    return out
+
+
 def memory_id(m: Memory, user: str, text: str) -> str:
     tl = m.timeline(user_id=user)
     return tl.filter(pl.col("memory") == text)["id"][0]
@@ -188,27 +200,54 @@ def test_extractions_flag_the_malformed_run(shared_store, monkeypatch):
 def test_search_lab_shows_what_the_library_ranks(shared_store, monkeypatch):
     monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
     at = app(page="Search lab")
+    assert at.slider(key="sA_threshold").value == 0.0      # the library's default: no threshold
     query = "where does alice live?"
     at.text_input(key="search_query").input(query).run()
     assert not at.exception
     results = frame(at, "results_A")
     with Memory(str(shared_store)) as m:
-        lib = m.search(query, user_id="alice", top_k=10, threshold=0.0, explain=True)["results"]
+        lib = m.search(query, user_id="alice", top_k=10, explain=True)["results"]     # library defaults
+        weights = {s: getattr(m.config.search, f"w_{s}") for s in ("person", "semantic")}
     assert results["memory"].to_list() == [r["memory"] for r in lib]
     assert results["score"].to_list() == pytest.approx([r["score"] for r in lib])
     assert results["channels"][0] == "+".join(lib[0]["explain"]["channels"])
-    above = int(results["above_threshold"].sum())
-    assert f"{above} result(s) at or above 0.30" in texts(at, "markdown")
-    assert any(e.type == "vega_lite_chart" for e in elements(at)), "no signal chart"
-    # compare: B uses the keyword channel alone
+    assert f"{len(lib)} result(s)**, no threshold" in texts(at, "markdown")
+    # first chart: what each signal adds, stacked, in score units summing to the score
+    (spec, (parts,)), (raw_spec, _) = charts(at)
+    assert spec["layer"][0]["encoding"]["x"]["field"] == "part" and spec["layer"][0]["encoding"]["x"]["stack"] == "zero"
+    sums = parts.group_by("rank").agg(pl.col("part").sum(), pl.col("score").first()).sort("rank")
+    assert sums["part"].to_list() == pytest.approx(sums["score"].to_list())
+    top = parts.filter(pl.col("rank") == 1)
+    person, semantic = (top.filter(pl.col("signal") == s).row(0, named=True) for s in ("person", "semantic"))
+    assert person["value"] == 1.0 and person["weight"] == weights["person"]   # raw 1.0 for every Alice memory …
+    assert person["part"] < semantic["part"] / 5                                # … but it adds little
+    assert raw_spec["encoding"]["x"]["field"] == "value"                       # the raw values: second view
+    # compare: B uses the keyword channel alone (person/episode/slot are off then: parts still sum)
     at.toggle(key="search_compare").set_value(True).run()
     at.multiselect(key="sB_channels").set_value(["keyword"]).run()
     assert not at.exception
     b = frame(at, "results_B")
     assert set(b["channels"].to_list()) == {"keyword"}
+    b_parts = charts(at)[2][1][0]
+    assert set(b_parts.filter(pl.col("part") > 0)["signal"].to_list()) == {"keyword"}
+    assert b_parts.group_by("rank").agg(pl.col("part").sum(), pl.col("score").first()).select(
+        (pl.col("part") - pl.col("score")).abs().max()).item() < 1e-9
     compared = frame(at, "results_compare")
     assert {"rank_a", "rank_b", "moved"} <= set(compared.columns)
     assert compared.filter(pl.col("memory") == "Alice lives in Seattle now, in Capitol Hill")["rank_a"].to_list() == [1]
+
+
+def test_search_lab_nonsense_query_gets_no_long_bars(shared_store, monkeypatch):
+    """ "xyzzy plugh" matches nothing: the episode signal is 1 for some memories, but what it adds is
+    its small weight's share, and no result is drawn anywhere near a good match."""
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Search lab")
+    at.text_input(key="search_query").input("xyzzy plugh").run()
+    (_, (parts,)), _ = charts(at)
+    episode = parts.filter(pl.col("signal") == "episode")
+    assert episode["value"].max() == 1.0
+    assert episode["part"].max() < 0.1
+    assert parts.group_by("rank").agg(pl.col("part").sum())["part"].max() < 0.4
 
 
 # -- actions write through the library ------------------------------------------------------------
@@ -268,10 +307,28 @@ def test_erase_needs_the_typed_scope_and_shows_the_receipt(store):
     at.text_input(key="gov_erase_confirm").input("user:sam").run()
     at.button(key="gov_erase").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    receipt = json.loads(at.json[0].value)
-    assert receipt["verified"] is True and receipt["rows_removed"]["memories"] == 6
+    # the receipt of the erased scope, as sentences; the JSON behind an expander
     assert "Erased user:sam: verified" in texts(at, "success")
+    summary = texts(at, "markdown")
+    assert "Removed 6 memories" in summary and "needles" not in all_text(at)
+    assert at.expander[0].label == "The full receipt (JSON, as stored)"
+    receipt = json.loads(at.expander[0].json[0].value)
+    assert receipt["verified"] is True and receipt["rows_removed"]["memories"] == 6
+    # no other scope is picked for the person, sam is in no selector, and nothing offers to re-add it
+    assert at.selectbox(key="scope").value is None
     assert "user:sam" not in at.selectbox(key="scope").options
+    assert not [h for h in texts(at, "subheader").splitlines() if h.startswith("Erase ")]
+    assert not [b for b in at.button if "demo" in (b.key or "") or "Complete" in str(b.label)]
+    assert frame(at, "receipts")["memories"].to_list() == [6]
+    for page in TITLES:
+        at.radio(key="page").set_value(page).run()
+        assert not at.exception, page
+        assert page == "Governance" or "user:sam" not in all_text(at), page    # Governance: the receipt
+        for box in at.selectbox:
+            assert not [o for o in box.options if "user:sam" in str(o)], (page, box.key)
+    at.radio(key="page").set_value("Governance").run()
+    at.selectbox(key="scope").set_value("user:alice").run()      # choosing a scope ends the receipt view
+    assert "Erase user:alice" in texts(at, "subheader") and "Erased user:sam" not in texts(at, "success")
     with Memory(str(store)) as m:
         assert m.frame("memories", user_id="sam").is_empty() and m.frame("messages", user_id="sam").is_empty()
         assert len(m.erasure_receipts(user_id="sam")) == 1
@@ -326,7 +383,7 @@ def test_with_no_store_named_the_demo_store_is_built_on_first_run(tmp_path, monk
     assert not at.exception, [e.value for e in at.exception]
     assert target.exists()
     assert at.selectbox(key="scope").options == ["user:erin", "user:sam"]
-    assert at.button(key="complete_demo").label == "Complete the demo store (adds alice, bob, carol)"
+    assert f"Serving `{target.resolve()}`" in texts(at, "caption")
 
 
 def test_an_empty_store_gives_advice_on_every_page(tmp_path, monkeypatch):
@@ -354,3 +411,80 @@ def test_ui_command_runs_streamlit_on_the_packaged_app(tmp_path):
     assert Path(cmd[4]).read_text() == (ROOT / "app.py").read_text()        # the same thin entry point
     assert cmd[cmd.index("--server.port") + 1] == "8611" and cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     assert env["MEMSTORE_PATH"] == str(tmp_path / "s.duckdb")
+
+
+# -- charts that scale and label, readable numbers and times ------------------------------------------
+def test_overview_growth_is_a_total_plus_the_biggest_scopes(store):
+    with Memory(str(store)) as m:            # 8 scopes: the 5 biggest are drawn, the rest as "others"
+        for user in ("uma", "vic", "wes"):
+            m.add(f"I live in Oslo and my name is {user}", user_id=user, infer=False)
+    at = app()
+    [(spec, (growth,))] = [c for c in charts(at) if c[0].get("encoding", {}).get("x", {}).get("field") == "day"]
+    assert set(growth["scope"].to_list()) == {"all scopes", "user:alice", "user:bob", "user:carol", "user:erin",
+                                              "user:sam", "others"}
+    total = growth.filter(pl.col("scope") == "all scopes")["memories"].max()
+    assert total == sum(int(v) for v in frame(at, "overview_scopes")["memories"].to_list())
+    assert spec["encoding"]["x"]["axis"]["format"] == "%b %Y"            # months with their year
+    assert spec["encoding"]["y"]["axis"]["format"] == ",d"               # thousands separators
+
+
+def test_timeline_gantt_spans_the_data_and_dots_every_fact(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Timeline & contradictions")          # alice: 2024 only, the store was built today
+    [(spec, sets)] = charts(at)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["bar", "point"]                    # no "now" rule: today is far after the data
+    domain_end = spec["layer"][0]["encoding"]["x"]["scale"]["domain"][1]
+    assert domain_end["year"] == 2024 or (domain_end["year"], domain_end["month"]) == (2025, 1)
+    facts = sets[0]
+    with Memory(str(shared_store)) as m:
+        assert facts.height == m.timeline(user_id="alice").height       # one dot (and bar) per fact
+
+
+def test_entity_chart_labels_every_bar(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Entities")
+    [(spec, (bars,))] = charts(at)
+    assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False
+    assert spec["height"] >= 22 * bars.height
+
+
+def test_numbers_and_times_are_readable():
+    from memstore.dashboard import widgets
+    from memstore.dashboard.data import _when
+
+    class Col:
+        def metric(self, label, value):
+            self.shown = (label, value)
+    col = Col()
+    widgets.metric(col, "messages", 110500)
+    assert col.shown == ("messages", "110,500")
+    assert _when("2026-12-03 16:57:49.786816") == "3 Dec 2026, 16:57:49"
+
+
+def test_memory_history_times_are_timestamps_not_iso_text(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Memories")
+    history = frame(at, "mem_history")
+    assert history.schema["created_at"] == pl.Datetime("us")     # shown as YYYY-MM-DD HH:mm:ss
+
+
+# -- one default store --------------------------------------------------------------------------------
+def test_one_default_store_for_library_cli_dashboard_and_demo(tmp_path):
+    from memstore.config import DEFAULT_PATH, MemoryConfig
+    from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
+    from memstore.dashboard.store import choose_store_path
+
+    assert MemoryConfig().path == DEFAULT_PATH == "data/memstore.duckdb"
+    assert choose_store_path("", env={}) == str(DEFAULT_DEMO_STORE) == DEFAULT_PATH
+    demo = (ROOT / "scripts" / "demo.py").read_text()
+    assert "DEFAULT_PATH" in demo and "quickstart.duckdb" not in demo
+    help_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py"), "--help"], capture_output=True,
+                               text=True, check=True, cwd=tmp_path).stdout
+    assert DEFAULT_PATH in help_text
+
+
+def test_the_sidebar_says_which_file_it_serves(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app()
+    assert f"Serving `{shared_store.resolve()}`" in texts(at, "caption")

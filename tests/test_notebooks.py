@@ -8,6 +8,7 @@ in memory refuses every non-loopback connection, so a notebook that reaches the 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -43,6 +44,34 @@ def _connect_ex(self, address):
 
 _socket.socket.connect, _socket.socket.connect_ex = _connect, _connect_ex
 '''
+
+
+# Altair charts each notebook draws (04's LoCoMo curve only when that data set is present).
+CHARTS = {"01_quickstart": 1, "02_ingest_and_explore": 2, "03_truth_over_time": 1, "04_search_tuning": 2,
+          "05_governance": 0}
+EXTERNAL = re.compile(r"<script[^>]*\bsrc\s*=|https?://[^\s\"')]*(cdn|jsdelivr|unpkg|vega)|require\.config", re.I)
+
+
+def chart_problems(nb) -> tuple[int, list[str]]:
+    """(static SVG charts, outputs that would load a script from the network) of an executed notebook.
+
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("c")])
+    >>> nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={
+    ...     "text/html": '<script src="https://cdn.jsdelivr.net/npm/vega@5"></script>'})]
+    >>> chart_problems(nb)
+    (0, ['cell 0: text/html'])
+    """
+    svgs, bad = 0, []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for mime, value in (out.get("data") or {}).items():
+                text = value if isinstance(value, str) else "".join(value) if isinstance(value, list) else str(value)
+                if mime == "image/svg+xml" and "<svg" in text:
+                    svgs += 1
+                if "vegalite" in mime or EXTERNAL.search(text):
+                    bad.append(f"cell {i}: {mime}")
+    return svgs, bad
 
 
 def _load_strip():
@@ -105,6 +134,13 @@ def test_notebook_runs_offline_and_cleans_up(path, tmp_path, monkeypatch):
     client.execute()            # raises CellExecutionError with the failing cell and its traceback
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+    svgs, external = chart_problems(nb)
+    assert not external, f"chart outputs that need a network or a JavaScript renderer: {external}"
+    import os
+    locomo = os.environ.get("LOCOMO_JSON") or ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+    have_locomo = Path(locomo).is_file()       # as notebook 04 decides
+    wanted = CHARTS[path.stem] - (1 if path.stem == "04_search_tuning" and not have_locomo else 0)
+    assert svgs >= wanted, f"{path.stem}: {svgs} static SVG chart(s), expected {wanted}"
     assert _files(*watched) == before, "the notebook wrote into notebooks/ or data/demo/"
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("memstore-nb-")], \
         "the notebook left its temporary store behind"

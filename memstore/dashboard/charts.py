@@ -8,6 +8,13 @@ chart out, so they can be checked without a browser).
 >>> spec = validity_gantt(tl, now=dt.datetime(2024, 6, 1)).to_dict()
 >>> spec["layer"][0]["mark"]["type"], spec["layer"][0]["encoding"]["x2"]["field"]
 ('bar', 'valid_to_shown')
+>>> [layer["mark"]["type"] for layer in spec["layer"]]     # bars and a dot per fact
+['bar', 'point']
+
+`now` is three months after the data: no "now" rule, and the axis ends with the data (+3 %):
+
+>>> {k: v for k, v in spec["layer"][0]["encoding"]["x"]["scale"]["domain"][1].items() if k in ("year", "month", "date")}
+{'year': 2024, 'month': 3, 'date': 2}
 """
 from __future__ import annotations
 
@@ -20,72 +27,120 @@ from memstore.dashboard.data import SIGNALS, utcnow
 
 STATUS_COLORS = alt.Scale(domain=["current", "superseded", "expired"], range=["#2e7d32", "#9e9e9e", "#ef6c00"])
 RUN_COLORS = alt.Scale(domain=["ok", "empty", "malformed", "llm_error"], range=["#2e7d32", "#fbc02d", "#c62828", "#6a1b9a"])
-SIGNAL_COLORS = alt.Scale(domain=[*SIGNALS, "score"], range=["#1565c0", "#00838f", "#6a1b9a", "#8d6e63", "#ef6c00", "#ad1457", "#2e7d32", "#212121"])
+SIGNAL_COLORS = alt.Scale(domain=list(SIGNALS), range=["#1565c0", "#00838f", "#6a1b9a", "#8d6e63", "#ef6c00", "#ad1457", "#2e7d32"])
 
 
 def _pd(df: pl.DataFrame):
     return df.to_pandas()
 
 
-def growth_chart(df: pl.DataFrame, by: str = "scope") -> alt.Chart:
-    """Cumulative memories per day (frame from data.growth)."""
-    return alt.Chart(_pd(df)).mark_line(interpolate="step-after", point=True).encode(
-        x=alt.X("day:T", title="valid from"), y=alt.Y("memories:Q", title="memories (cumulative)"),
-        color=alt.Color(f"{by}:N"), tooltip=["day:T", f"{by}:N", "memories:Q"]).properties(height=260)
+def growth_chart(df: pl.DataFrame) -> alt.Chart:
+    """Cumulative memories by day (frame from data.growth: "all scopes", the biggest scopes, "others");
+    the total is drawn thick, the time axis names months and years."""
+    by, total = "scope", "all scopes"
+    order = [total, *sorted({v for v in df[by].to_list() if v not in (total, "others")}), "others"]
+    return alt.Chart(_pd(df)).mark_line(interpolate="step-after").encode(
+        x=alt.X("day:T", title="valid from", axis=alt.Axis(format="%b %Y", labelAngle=0, tickCount="month")),
+        y=alt.Y("memories:Q", title="memories (cumulative)", axis=alt.Axis(format=",d")),
+        color=alt.Color(f"{by}:N", sort=order, title=None, legend=alt.Legend(orient="bottom", columns=4, labelLimit=260)),
+        strokeWidth=alt.condition(alt.datum[by] == total, alt.value(3), alt.value(1.5)),
+        tooltip=[alt.Tooltip("day:T", format="%d %b %Y"), f"{by}:N", alt.Tooltip("memories:Q", format=",d")],
+    ).properties(height=280)
 
 
 def runs_by_status_chart(runs: pl.DataFrame) -> alt.Chart:
     """Extraction runs counted by status, split by extractor."""
     counts = runs.group_by("status", "extractor").agg(pl.len().alias("runs"))
     return alt.Chart(_pd(counts)).mark_bar().encode(
-        x=alt.X("runs:Q"), y=alt.Y("status:N", sort=list(RUN_COLORS.domain), title=None),
+        x=alt.X("runs:Q", axis=alt.Axis(format=",d")), y=alt.Y("status:N", sort=list(RUN_COLORS.domain), title=None),
         color=alt.Color("status:N", scale=RUN_COLORS, legend=None), column=alt.Column("extractor:N"),
         tooltip=["extractor:N", "status:N", "runs:Q"]).properties(height=120, width=220)
 
 
-def signal_bars(results: pl.DataFrame, threshold: float) -> alt.LayerChart:
-    """One row per result, a bar per signal and the fused score, and the threshold as a rule."""
-    rows = results.with_columns(pl.format("{}. {}", pl.col("rank"), pl.col("memory").str.slice(0, 60)).alias("result"))
-    long = rows.unpivot(index=["result", "rank", "channels"], on=[*SIGNALS, "score"],
-                        variable_name="signal", value_name="value").with_columns(pl.col("value").cast(pl.Float64))
-    order = rows.sort("rank")["result"].to_list()
-    bars = alt.Chart(_pd(long)).mark_bar().encode(
-        y=alt.Y("result:N", sort=order, title=None, axis=alt.Axis(labelLimit=360)),
-        yOffset=alt.YOffset("signal:N", sort=[*SIGNALS, "score"]),
-        x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="signal / fused score"),
-        color=alt.Color("signal:N", scale=SIGNAL_COLORS),
-        tooltip=["result:N", "signal:N", alt.Tooltip("value:Q", format=".3f"), "channels:N"])
-    rule = alt.Chart(_pd(pl.DataFrame({"threshold": [threshold]}))).mark_rule(
+def _threshold_rule(threshold: float) -> alt.Chart:
+    return alt.Chart(_pd(pl.DataFrame({"threshold": [threshold]}))).mark_rule(
         color="#c62828", strokeDash=[6, 3], size=2).encode(x="threshold:Q", tooltip=["threshold:Q"])
-    return alt.layer(bars, rule).properties(height=40 + 11 * 5 * max(1, rows.height))
+
+
+def contribution_bars(parts: pl.DataFrame, threshold: float | None = None) -> alt.LayerChart:
+    """One stacked bar per result: what each signal adds to the score (weight × signal, scaled
+    like the score), so a bar's length IS the score; the threshold as a rule (frame from
+    data.contributions).
+
+    >>> import polars as pl
+    >>> parts = pl.DataFrame({"result": ["1. a"] * 2, "rank": [1, 1], "signal": ["semantic", "person"],
+    ...                       "value": [0.9, 1.0], "weight": [0.5, 0.04], "part": [0.45, 0.04], "score": [0.49] * 2})
+    >>> spec = contribution_bars(parts, 0.3).to_dict()
+    >>> spec["layer"][0]["mark"]["type"], spec["layer"][0]["encoding"]["x"]["field"]
+    ('bar', 'part')
+    """
+    shown = parts.filter(pl.col("part") > 0)
+    order = parts.sort("rank")["result"].unique(maintain_order=True).to_list()
+    bars = alt.Chart(_pd(shown)).mark_bar().encode(
+        y=alt.Y("result:N", sort=order, title=None, axis=alt.Axis(labelLimit=360, labelOverlap=False)),
+        x=alt.X("part:Q", stack="zero", title="score (each signal's weighted part)",
+                scale=alt.Scale(domain=[0, max(0.05, float(parts["score"].max() or 0))]), axis=alt.Axis(format=".2f")),
+        color=alt.Color("signal:N", scale=SIGNAL_COLORS, sort=list(SIGNALS), legend=alt.Legend(orient="bottom")),
+        order=alt.Order("signal_order:Q"),
+        tooltip=["result:N", "signal:N", alt.Tooltip("part:Q", format=".3f", title="adds to score"),
+                 alt.Tooltip("value:Q", format=".3f", title="raw signal"), alt.Tooltip("weight:Q", format=".2f"),
+                 alt.Tooltip("score:Q", format=".3f")],
+    ).transform_calculate(signal_order=f"indexof({list(SIGNALS)!r}, datum.signal)")
+    layers = [bars] + ([_threshold_rule(threshold)] if threshold else [])
+    return alt.layer(*layers).properties(height=40 + 26 * max(1, len(order)))
+
+
+def raw_signal_bars(parts: pl.DataFrame) -> alt.Chart:
+    """The raw signal values (each in [0, 1], before weighting), a bar per signal and result: what
+    each signal measured, not what it counts for."""
+    order = parts.sort("rank")["result"].unique(maintain_order=True).to_list()
+    return alt.Chart(_pd(parts)).mark_bar().encode(
+        y=alt.Y("result:N", sort=order, title=None, axis=alt.Axis(labelLimit=360, labelOverlap=False)),
+        yOffset=alt.YOffset("signal:N", sort=list(SIGNALS)),
+        x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="raw signal value (unweighted)"),
+        color=alt.Color("signal:N", scale=SIGNAL_COLORS, sort=list(SIGNALS), legend=alt.Legend(orient="bottom")),
+        tooltip=["result:N", "signal:N", alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("weight:Q", format=".2f")],
+    ).properties(height=40 + 9 * len(SIGNALS) * max(1, len(order)))
 
 
 def validity_gantt(timeline: pl.DataFrame, now: dt.datetime | None = None) -> alt.LayerChart:
-    """Gantt-style validity intervals: one bar per fact from valid_from to valid_to (open: to now)."""
+    """Gantt-style validity intervals: one bar per fact from valid_from to valid_to, and a dot at
+    valid_from so a fact replaced within minutes stays visible. The time axis spans the data (open
+    intervals run to the latest date in the data, or to now when that is within a month of it)."""
     now = now or utcnow()
+    starts, ends = timeline["valid_from"].drop_nulls(), timeline["valid_to"].drop_nulls()
+    last = max([*starts.to_list(), *ends.to_list()])
+    first = starts.min() or last
+    end = now if now >= last and now - last <= dt.timedelta(days=31) else last
+    pad = max((end - first) * 0.03, dt.timedelta(hours=1))
     df = timeline.with_columns(
-        pl.col("valid_to").fill_null(pl.lit(now)).alias("valid_to_shown"),
+        pl.col("valid_to").fill_null(pl.lit(end)).alias("valid_to_shown"),
         pl.col("slot").fill_null("—"),
         pl.format("{} ({})", pl.col("memory").str.slice(0, 70), pl.col("id").str.slice(0, 4)).alias("fact"),
-    ).with_columns(  # an empty interval (a fact that was never true) still gets a visible sliver
-        pl.when(pl.col("valid_to_shown") <= pl.col("valid_from"))
-        .then(pl.col("valid_from") + pl.duration(days=1)).otherwise(pl.col("valid_to_shown")).alias("valid_to_shown"))
+    ).with_columns(pl.max_horizontal("valid_to_shown", "valid_from").alias("valid_to_shown"))
     order = df.sort("valid_from")["fact"].to_list()
     base = alt.Chart(_pd(df.select("fact", "memory", "status", "slot", "valid_from", "valid_to", "valid_to_shown")))
-    bars = base.mark_bar(cornerRadius=2).encode(
-        x=alt.X("valid_from:T", title="valid"), x2="valid_to_shown:T",
-        y=alt.Y("fact:N", sort=order, title=None, axis=alt.Axis(labelLimit=420)),
-        color=alt.Color("status:N", scale=STATUS_COLORS),
-        tooltip=["memory:N", "status:N", "slot:N", "valid_from:T", "valid_to:T"])
-    today = alt.Chart(_pd(pl.DataFrame({"now": [now]}))).mark_rule(strokeDash=[4, 4], color="#555").encode(x="now:T")
-    return alt.layer(bars, today).properties(height=70 + 24 * df.height)
+    x = alt.X("valid_from:T", title="valid", scale=alt.Scale(domain=[first - pad, end + pad]),
+              axis=alt.Axis(format="%b %Y", labelAngle=0))
+    y = alt.Y("fact:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False))
+    tooltip = ["memory:N", "status:N", "slot:N", alt.Tooltip("valid_from:T", format="%d %b %Y %H:%M"),
+               alt.Tooltip("valid_to:T", format="%d %b %Y %H:%M")]
+    color = alt.Color("status:N", scale=STATUS_COLORS)
+    bars = base.mark_bar(cornerRadius=2, height=12).encode(x=x, x2="valid_to_shown:T", y=y, color=color, tooltip=tooltip)
+    dots = base.mark_point(filled=True, size=45, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
+    layers: list = [bars, dots]
+    if first <= now <= end + pad:
+        layers.append(alt.Chart(_pd(pl.DataFrame({"now": [now]}))).mark_rule(strokeDash=[4, 4], color="#555")
+                      .encode(x="now:T", tooltip=[alt.Tooltip("now:T", format="%d %b %Y %H:%M")]))
+    return alt.layer(*layers).properties(height=70 + 24 * df.height)
 
 
 def degree_chart(degrees: pl.DataFrame, top: int = 25) -> alt.Chart:
-    """The `top` entities by degree, hubs in red."""
+    """The `top` entities by degree, hubs in red; every bar labelled (no label is dropped for overlap)."""
     df = degrees.head(top)
     return alt.Chart(_pd(df)).mark_bar().encode(
-        x=alt.X("degree:Q", title="memories linked"),
-        y=alt.Y("entity:N", sort=df["entity"].to_list(), title=None),
+        x=alt.X("degree:Q", title="memories linked", axis=alt.Axis(format=",d", tickMinStep=1)),
+        y=alt.Y("entity:N", sort=df["entity"].to_list(), title=None,
+                axis=alt.Axis(labelOverlap=False, labelLimit=260, labelFontSize=12)),
         color=alt.Color("hub:N", scale=alt.Scale(domain=[True, False], range=["#c62828", "#1565c0"])),
-        tooltip=["entity:N", "label:N", "degree:Q", "current_degree:Q", "hub:N"]).properties(height=max(120, 18 * df.height))
+        tooltip=["entity:N", "label:N", "degree:Q", "current_degree:Q", "hub:N"]).properties(height=max(120, 22 * df.height))

@@ -45,50 +45,57 @@ def scopes_of(*frames: pl.DataFrame) -> list[Scope]:
 
 
 def list_scopes(m: Any) -> list[Scope]:
-    """Every scope with memories or messages in the store."""
-    cols = list(IDENTITY_KEYS)
-    return scopes_of(m.frame("memories").select(cols), m.frame("messages").select(cols))
+    """Every scope with memories, messages or extraction runs in the store (from the
+    `scope_summary` view: one aggregate query, not a read of the memories and messages tables)."""
+    return scopes_of(m.frame("scope_summary").select(list(IDENTITY_KEYS)))
 
 
 # -- overview ---------------------------------------------------------------------------------------
+SUMMARY_COUNTS = ("memories", "current", "superseded", "expired", "messages", "extraction_runs", "failed_runs")
+
+
 def scope_summary(m: Any) -> pl.DataFrame:
-    """One row per scope: memories by status, messages, extraction runs (problems counted apart)."""
+    """One row per scope: memories by status, messages, extraction runs (problems counted apart),
+    sorted by scope label."""
     keys = list(IDENTITY_KEYS)
-    tl = m.frame("timeline")
-    counts = tl.group_by(keys).agg(
-        pl.len().alias("memories"),
-        (pl.col("status") == "current").sum().alias("current"),
-        (pl.col("status") == "superseded").sum().alias("superseded"),
-        (pl.col("status") == "expired").sum().alias("expired"))
-    msgs = m.frame("messages").group_by(keys).agg(pl.len().alias("messages"))
-    runs = m.frame("extraction_runs").group_by(keys).agg(
-        pl.len().alias("extraction_runs"),
-        pl.col("status").is_in(["malformed", "llm_error"]).sum().alias("failed_runs"))
-    out = pl.DataFrame([{k: s.get(k) for k in keys} for s in list_scopes(m)], schema={k: pl.Utf8 for k in keys},
-                       orient="row")
-    for extra in (counts, msgs, runs):
-        out = out.join(extra, on=keys, how="left", nulls_equal=True)
-    num = [c for c in out.columns if c not in keys]
-    return out.with_columns(pl.col(num).fill_null(0)).insert_column(
-        0, pl.Series("scope", [scope_label({k: r[k] for k in keys if r[k]}) for r in out.iter_rows(named=True)]))
+    df = m.frame("scope_summary")
+    labels = [scope_label({k: v for k, v in zip(keys, row) if v}) for row in df.select(keys).iter_rows()]
+    return df.select(*keys, *SUMMARY_COUNTS, "last_activity").insert_column(
+        0, pl.Series("scope", labels, dtype=pl.Utf8)).filter(pl.col("scope") != "").sort("scope")
 
 
-def growth(timeline: pl.DataFrame, by: str = "scope") -> pl.DataFrame:
-    """Cumulative number of memories by the day they became valid, per `by` (scope or status).
+def _scope_column(df: pl.DataFrame) -> pl.Expr:
+    """The scope label of each row as an expression ('user:alice · agent:bot')."""
+    parts = [pl.when(pl.col(k).is_not_null() & (pl.col(k) != "")).then(pl.lit(f"{_SHORT[k]}:") + pl.col(k))
+             for k in IDENTITY_KEYS if k in df.columns]
+    return pl.concat_str(parts, separator=" · ", ignore_nulls=True).alias("scope")
 
-    >>> tl = pl.DataFrame({"user_id": ["a", "a"], "agent_id": [None, None], "run_id": [None, None],
-    ...                    "status": ["current", "superseded"],
-    ...                    "valid_from": [dt.datetime(2024, 1, 2), dt.datetime(2024, 1, 5)]})
-    >>> growth(tl)["memories"].to_list()
-    [1, 2]
+
+def growth(per_day: pl.DataFrame, top: int = 5) -> pl.DataFrame:
+    """Cumulative number of memories by the day they became valid (frame of the `memories_per_day`
+    view): one line for the whole store ("all scopes") and, when there are several scopes, one per
+    `top` biggest scope and "others" for the rest.
+
+    >>> d = pl.DataFrame({"user_id": ["a", "a", "b"], "agent_id": [None] * 3, "run_id": [None] * 3,
+    ...                   "day": [dt.date(2024, 1, 2), dt.date(2024, 1, 5), dt.date(2024, 1, 5)], "memories": [1, 1, 1]})
+    >>> g = growth(d, top=1)
+    >>> g.filter(pl.col("scope") == "all scopes")["memories"].to_list()
+    [1, 3]
+    >>> sorted(set(g["scope"].to_list()))
+    ['all scopes', 'others', 'user:a']
     """
-    if timeline.is_empty():
-        return pl.DataFrame(schema={"day": pl.Date, by: pl.Utf8, "memories": pl.Int64})
-    labels = [scope_label({k: r[k] for k in IDENTITY_KEYS if r.get(k)}) for r in
-              timeline.select(list(IDENTITY_KEYS)).iter_rows(named=True)]
-    df = timeline.with_columns(pl.Series("scope", labels), pl.col("valid_from").dt.date().alias("day"))
-    daily = df.group_by("day", by).agg(pl.len().alias("n")).sort("day")
-    return daily.with_columns(pl.col("n").cum_sum().over(by).alias("memories")).select("day", by, "memories")
+    if per_day.is_empty():
+        return pl.DataFrame(schema={"day": pl.Date, "scope": pl.Utf8, "memories": pl.Int64})
+    df = per_day.with_columns(_scope_column(per_day), pl.col("memories").cast(pl.Int64).alias("n"))
+    sizes = df.group_by("scope").agg(pl.col("n").sum()).sort("n", "scope", descending=[True, False])
+    frames = [df.with_columns(pl.lit("all scopes").alias("scope"))]
+    if sizes.height > 1:
+        keep = sizes["scope"].head(top).to_list()
+        frames.append(df.with_columns(pl.when(pl.col("scope").is_in(keep)).then(pl.col("scope"))
+                                      .otherwise(pl.lit("others")).alias("scope")))
+    daily = pl.concat([f.select("day", "scope", "n") for f in frames]).group_by("day", "scope").agg(
+        pl.col("n").sum()).sort("day", "scope")
+    return daily.with_columns(pl.col("n").cum_sum().over("scope").alias("memories")).select("day", "scope", "memories")
 
 
 # -- memories ---------------------------------------------------------------------------------------
@@ -202,11 +209,57 @@ def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl
         return pl.DataFrame(schema={"rank": pl.UInt32, "memory": pl.Utf8, "score": pl.Float64,
                                     "above_threshold": pl.Boolean, "channels": pl.Utf8,
                                     **{s: pl.Float64 for s in SIGNALS}, "status": pl.Utf8, "id": pl.Utf8})
-    channel = [pl.when(pl.col(f"by_{c}")).then(pl.lit(c)).otherwise(None) for c in ("semantic", "keyword", "entity")]
+    channel = [pl.when(pl.col(f"by_{c}")).then(pl.lit(c)).otherwise(None) for c in CHANNELS]
     return candidates.head(top_k).with_columns(
         pl.concat_str(channel, separator="+", ignore_nulls=True).alias("channels"),
         (pl.col("score") >= threshold).alias("above_threshold"),
     ).select("rank", "memory", "score", "above_threshold", "channels", *SIGNALS, "status", "id")
+
+
+CHANNELS = ("semantic", "keyword", "entity")
+
+
+def effective_weights(weights: dict[str, float], channels: tuple[str, ...] | list[str]) -> dict[str, float]:
+    """The weights search() fuses with for these channels: a channel that is off weighs 0, and with
+    fewer than all three channels the fusion features (slot, person, episode) are off too.
+
+    >>> effective_weights({"semantic": 0.5, "keyword": 0.3, "person": 0.04}, ["keyword"])
+    {'semantic': 0.0, 'keyword': 0.3, 'person': 0.0}
+    """
+    out = dict(weights)
+    for ch in CHANNELS:
+        if ch not in channels and ch in out:
+            out[ch] = 0.0
+    if set(channels) != set(CHANNELS):
+        out.update({k: 0.0 for k in ("slot", "person", "episode") if k in out})
+    return out
+
+
+def contributions(results: pl.DataFrame, weights: dict[str, float]) -> pl.DataFrame:
+    """What each signal adds to each result's score, in score units (one row per result and signal).
+
+    The fused score is Σ w·s over a denominator fixed per query (a signal that does not apply to
+    the query, like `slot` for a question about no attribute, leaves it), so each signal's part is
+    w·s scaled by score / Σ w·s: the parts of a result add up to its score exactly.
+
+    >>> r = pl.DataFrame({"rank": [1], "memory": ["Alice lives in Seattle"], "score": [0.5],
+    ...                   **{s: [1.0 if s == "person" else 0.0] for s in SIGNALS}})
+    >>> w = {s: 0.0 for s in SIGNALS} | {"semantic": 0.5, "person": 0.04}
+    >>> c = contributions(r.with_columns(semantic=pl.lit(0.9)), w)
+    >>> round(c["part"].sum(), 6), c.filter(pl.col("signal") == "person")["value"][0]
+    (0.5, 1.0)
+    """
+    rows = results.with_columns(pl.format("{}. {}", pl.col("rank"), pl.col("memory").str.slice(0, 60)).alias("result"))
+    weighted = pl.sum_horizontal([pl.col(s).cast(pl.Float64) * float(weights.get(s, 0.0)) for s in SIGNALS])
+    rows = rows.with_columns(pl.when(weighted > 0).then(pl.col("score") / weighted).otherwise(0.0).alias("_scale"))
+    long = rows.unpivot(index=["result", "rank", "score", "_scale"], on=list(SIGNALS),
+                        variable_name="signal", value_name="value")
+    return long.with_columns(
+        pl.col("value").cast(pl.Float64),
+        pl.col("signal").replace_strict({s: float(weights.get(s, 0.0)) for s in SIGNALS},
+                                        return_dtype=pl.Float64).alias("weight"),
+    ).with_columns((pl.col("value") * pl.col("weight") * pl.col("_scale")).alias("part")).select(
+        "result", "rank", "signal", "value", "weight", "part", "score").sort("rank", "signal")
 
 
 def compare_results(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
@@ -274,6 +327,85 @@ def erasure_preview(m: Any, scope: Scope) -> dict[str, int]:
     """How many rows of each kind the scope holds (what forget() will remove)."""
     return {name: m.frame(name, **scope).height for name in ("memories", "history", "messages", "extraction_runs",
                                                              "links", "postings")}
+
+
+_ROW_NAMES = {  # receipt table names in plain words (singular, plural)
+    "memories": ("memory", "memories"), "messages": ("message", "messages"),
+    "history": ("history event", "history events"), "extraction_runs": ("extraction run", "extraction runs"),
+    "memory_links": ("link between memories", "links between memories"),
+    "entity_postings": ("entity mention", "entity mentions"), "keyword_postings": ("search-index entry", "search-index entries"),
+    "entities": ("entity no other scope mentions", "entities no other scope mentions"),
+    "ingest_runs": ("ingest run", "ingest runs"), "ingest_log": ("ingest log row", "ingest log rows"),
+    "retention_policies": ("retention policy", "retention policies"),
+}
+
+
+def _when(value: Any) -> str:
+    """A timestamp as people read it: '3 Dec 2026, 16:57:49' (no microseconds).
+
+    >>> _when("2026-12-03 16:57:49.786816"), _when(None)
+    ('3 Dec 2026, 16:57:49', '—')
+    """
+    if value is None or value == "":
+        return "—"
+    try:
+        t = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    return f"{t.day} {t:%b %Y, %H:%M:%S}"
+
+
+def receipt_lines(receipt: dict[str, Any]) -> list[str]:
+    """An erasure receipt as a few sentences (no field names), for the person who erased.
+
+    >>> r = {"completed_at": "2026-12-03 16:57:49.786816", "actor_id": "me", "verified": True, "method": "rewrite",
+    ...      "rows_removed": {"memories": 6, "messages": 1, "ingest_log": 0}, "files_rewritten": [],
+    ...      "verification": {"needles_checked": 2, "needles_shared": 1, "files_scanned": 1, "bytes_scanned": 4206592},
+    ...      "timings_ms": {"total": 2167.7}, "id": "7f62"}
+    >>> for line in receipt_lines(r): print(line)
+    Done on 3 Dec 2026, 16:57:49 by me, in 2.2 s.
+    Removed 6 memories and 1 message.
+    The store file was rewritten, so the deleted rows' bytes are gone from it, not just marked deleted.
+    Checked: 1 file (4.2 MB) searched for 2 distinctive pieces of the erased text; none was found (1 also appears in another scope's data and was not counted).
+    Receipt 7f62, kept in the store; it names no person (the scope is stored only as a keyed hash).
+    """
+    order = list(_ROW_NAMES)
+    counts = sorted((receipt.get("rows_removed") or {}).items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    removed = [(n, _ROW_NAMES.get(k, (k.replace("_", " "),) * 2)) for k, n in counts if n]
+    words = [f"{n:,} {names[0] if n == 1 else names[1]}" for n, names in removed]
+    total_ms = (receipt.get("timings_ms") or {}).get("total")
+    lines = [f"Done on {_when(receipt.get('completed_at'))} by {receipt.get('actor_id') or 'unknown'}"
+             + (f", in {total_ms / 1000:.1f} s." if total_ms is not None else ".")]
+    lines.append("Removed " + (", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else
+                               (words[0] if words else "nothing (the scope held no rows)")) + ".")
+    if receipt.get("method") == "rewrite":
+        lines.append("The store file was rewritten, so the deleted rows' bytes are gone from it, not just marked deleted.")
+    if receipt.get("files_rewritten"):
+        lines.append(f"{len(receipt['files_rewritten']):,} Parquet export file(s) were rewritten without the scope's rows.")
+    v = receipt.get("verification") or {}
+    if v:
+        found = sum(len(x) if isinstance(x, (list, dict)) else int(bool(x)) for x in (v.get("hits") or {}).values())
+        shared = int(v.get("needles_shared") or 0)
+        size = f"{(v.get('bytes_scanned') or 0) / 1e6:,.1f} MB"
+        files = int(v.get("files_scanned") or 0)
+        lines.append(f"Checked: {files:,} file{'' if files == 1 else 's'} ({size}) searched for "
+                     f"{v.get('needles_checked', 0):,} distinctive pieces of the erased text; "
+                     + (f"{found} found — the erasure is NOT complete." if found or not receipt.get("verified")
+                        else "none was found")
+                     + (f" ({shared} also appears in another scope's data and was not counted)." if shared else "."))
+    lines.append(f"Receipt {receipt.get('id')}, kept in the store; it names no person "
+                 "(the scope is stored only as a keyed hash).")
+    return lines
+
+
+def receipts_table(receipts: list[dict[str, Any]]) -> pl.DataFrame:
+    """Stored erasure receipts, newest first, with readable times and what was removed."""
+    rows = [{"completed": _when(r.get("completed_at")), "verified": bool(r.get("verified")),
+             "memories": int((r.get("rows_removed") or {}).get("memories", 0)),
+             "messages": int((r.get("rows_removed") or {}).get("messages", 0)),
+             "by": str(r.get("actor_id") or ""), "scope keys": ", ".join(r.get("scope_keys") or []),
+             "id": str(r.get("id")), "_at": str(r.get("completed_at") or "")} for r in receipts]
+    return pl.DataFrame(rows).sort("_at", descending=True).drop("_at")
 
 
 # -- export -----------------------------------------------------------------------------------------

@@ -22,9 +22,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from memstore.config import DEFAULT_PATH
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = REPO_ROOT / "data" / "demo"
-DEFAULT_DEMO_STORE = REPO_ROOT / "data" / "demo.duckdb"
+# The one default store of library, CLI, dashboard and `make demo`: data/memstore.duckdb (relative
+# to the working directory, as `Memory()` and the CLI open it).
+DEFAULT_DEMO_STORE = Path(DEFAULT_PATH)
 EXTRA_USER = "sam"
 
 # (file under data/demo, user, ingest keyword arguments) — as listed in data/demo/README.md

@@ -18,18 +18,14 @@ from memstore.dashboard import (
     page_search,
     page_timeline,
 )
-from memstore.dashboard.demo_store import (
-    DEFAULT_DEMO_STORE,
-    ensure_demo_store,
-    missing_demo_users,
-)
+from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE, ensure_demo_store
 from memstore.dashboard.store import (
     OpenStore,
     StoreLockedError,
     choose_store_path,
     open_memory,
 )
-from memstore.dashboard.widgets import PageContext, show_flash
+from memstore.dashboard.widgets import PageContext, show_flash, style_page
 from memstore.errors import MemstoreError
 
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
@@ -56,16 +52,6 @@ def _build_demo(path: str, *, complete: bool = False) -> None:
         bar = st.progress(0.0, text="Building the demo store from data/demo…")
         ensure_demo_store(path, progress=lambda f, msg: bar.progress(min(1.0, f), text=msg))
         bar.empty()
-
-
-def _offer_demo_completion(opened: OpenStore, scopes: list[dict]) -> None:
-    """The demo store lacks some demo users (e.g. `make demo` wrote alice only): offer to add them."""
-    if opened.read_only or Path(opened.path) != DEFAULT_DEMO_STORE:
-        return
-    missing = missing_demo_users([s.get("user_id") for s in scopes if set(s) == {"user_id"}])
-    if missing and st.sidebar.button(f"Complete the demo store (adds {', '.join(missing)})", key="complete_demo"):
-        _build_demo(opened.path, complete=True)
-        st.rerun()
 
 
 def open_store() -> OpenStore | None:
@@ -95,18 +81,43 @@ def sidebar_context(opened: OpenStore) -> PageContext:
     sb = st.sidebar
     scopes = data.list_scopes(m)
     labels = [data.scope_label(s) for s in scopes]
-    if st.session_state.get("scope") not in labels:
-        st.session_state.pop("scope", None)     # e.g. just erased
-    label = sb.selectbox("Scope", labels, key="scope", on_change=_scope_changed) if labels else None
+    if st.session_state.get("scope") not in labels and "scope" in st.session_state:
+        # gone (just erased): nothing is picked for the person until they choose
+        st.session_state["scope"] = None
+    label = sb.selectbox("Scope", labels, key="scope", on_change=_scope_changed,
+                         placeholder="choose a scope") if labels else None
     actor = sb.text_input("Acting as (actor_id in history)", value="dashboard", key="actor").strip() or "dashboard"
     sb.caption(opened.where)
-    _offer_demo_completion(opened, scopes)
+    warm_up(m, scopes)
     scope = scopes[labels.index(label)] if label in labels else None
     return PageContext(memory=m, scope=scope, scopes=scopes, actor_id=actor, read_only=opened.read_only)
 
 
+@st.cache_resource(show_spinner=False)
+def _warmed(memory_id: int) -> dict:
+    return {}
+
+
+def warm_up(m, scopes: list[dict]) -> None:  # noqa: ANN001 - a Memory
+    """Load the embedding model and the NLP pipeline in a background thread when the dashboard
+    opens (once per open store), so the first search does not wait for them."""
+    state = _warmed(id(m))
+    if state or not scopes:
+        return
+    state["thread"] = threading.Thread(target=_warm, args=(m, scopes[0]), name="memstore-warm-up", daemon=True)
+    state["thread"].start()
+
+
+def _warm(m, scope: dict) -> None:  # noqa: ANN001 - a Memory
+    try:
+        m.explain_search("warm up", **scope, limit=1)
+    except Exception:  # noqa: BLE001 - a failed warm-up only means the first search loads the model
+        pass
+
+
 def main() -> None:
     st.set_page_config(page_title="memstore", page_icon=":material/neurology:", layout="wide")
+    style_page()
     st.sidebar.title("memstore")
     opened = open_store()
     if opened is None:

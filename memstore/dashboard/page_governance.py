@@ -20,26 +20,38 @@ TITLE = "Governance"
 EVENTS = ["ADD", "UPDATE", "DELETE", "SUPERSEDE", "RESOLVE", "EXPIRE"]
 
 
+ERASED_KEY = "gov_erased"     # the receipt of the erasure just done ("gov_": forgotten when a scope is chosen)
+
+
 def render(ctx: PageContext) -> None:
     st.title("Governance")
     m = ctx.memory
-    receipt = st.session_state.get("last_receipt")
+    receipt = st.session_state.get(ERASED_KEY)
     if receipt:
         render_receipt(receipt)
     if not need_scope(ctx):
+        render_receipts(m)
         return
     st.subheader(f"History log · {ctx.label}")
     events = st.multiselect("Events (empty: all)", EVENTS, key="gov_events")
     show_table(data.history_log(m, ctx.scope, events), f"history {ctx.label}", key="history")
+    render_receipts(m)
+    render_policies_and_doctor(ctx)
+    render_erase(ctx)
 
+
+def render_receipts(m) -> None:  # noqa: ANN001 - a Memory
     st.subheader("Erasure receipts")
     receipts = m.erasure_receipts()
     if receipts:
-        st.dataframe([{k: str(r.get(k)) for k in ("completed_at", "verified", "method", "actor_id", "scope_keys", "id")}
-                      for r in receipts], hide_index=True, key="df_receipts")
+        show_table(data.receipts_table(receipts), "erasure receipts", key="receipts",
+                   caption=f"{len(receipts):,} erasure(s); a receipt names no person: the scope is kept as a keyed hash")
     else:
         st.caption("No scope has been erased from this store.")
 
+
+def render_policies_and_doctor(ctx: PageContext) -> None:
+    m = ctx.memory
     st.subheader("Retention policies")
     policies = m.retention_policies()
     if policies.is_empty():
@@ -56,7 +68,6 @@ def render(ctx: PageContext) -> None:
             else:
                 st.error(f"{problems.height} problem(s) found.")
                 show_table(problems, "doctor", key="doctor")
-    render_erase(ctx)
 
 
 def render_erase(ctx: PageContext) -> None:
@@ -75,15 +86,19 @@ def render_erase(ctx: PageContext) -> None:
                 receipt = ctx.memory.forget(**ctx.scope, actor_id=ctx.actor_id)
             except ErasureIncompleteError as exc:   # rows gone, file not rewritten: show its receipt
                 receipt = exc.receipt
-            st.session_state["last_receipt"] = {"scope": ctx.label, **json.loads(json.dumps(receipt, default=str))}
+            erased = {"scope": ctx.label, **json.loads(json.dumps(receipt, default=str))}
             st.session_state.pop("gov_erase_confirm", None)
+            st.session_state[ERASED_KEY] = erased
             st.rerun()
 
 
 def render_receipt(receipt: dict) -> None:
+    """The receipt of the erasure just done, as sentences; the full JSON behind an expander."""
     verified = receipt.get("verified")
     (st.success if verified else st.error)(
         f"Erased {receipt['scope']}: " + ("verified, nothing of it is left in the store's files."
-                                          if verified else "NOT verified — see the receipt."))
-    with st.expander("Erasure receipt", expanded=True):
+                                          if verified else "NOT verified: some of its data may be left — see below."))
+    st.markdown("\n".join(f"- {line}" for line in data.receipt_lines(receipt)))
+    st.caption("Choose a scope in the sidebar to look at it or erase it.")
+    with st.expander("The full receipt (JSON, as stored)"):
         st.json({k: v for k, v in receipt.items() if k != "scope"})

@@ -51,6 +51,8 @@ def render_detail(ctx: PageContext, row: dict) -> None:
                    caption="Oldest first: each fact was replaced by the next.")
     with history:
         events = pl.DataFrame(m.history(mid), infer_schema_length=None)
+        if "created_at" in events.columns and events.schema["created_at"] == pl.Utf8:   # ISO text: a time
+            events = events.with_columns(pl.col("created_at").str.to_datetime(time_unit="us", strict=False))
         if events.is_empty():
             st.caption("No history events (history is off for this store).")
         else:

@@ -5,7 +5,7 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard import charts, data
-from memstore.dashboard.widgets import PageContext, show_table
+from memstore.dashboard.widgets import PageContext, metric, show_table
 
 TITLE = "Overview"
 
@@ -19,19 +19,19 @@ def render(ctx: PageContext) -> None:
         return
     totals = summary.select(pl.col("current", "superseded", "expired", "messages", "extraction_runs").sum()).row(0, named=True)
     cols = st.columns(6)
-    cols[0].metric("scopes", summary.height)
-    cols[1].metric("current memories", totals["current"])
-    cols[2].metric("superseded", totals["superseded"])
-    cols[3].metric("expired", totals["expired"])
-    cols[4].metric("messages", totals["messages"])
-    cols[5].metric("extraction runs", totals["extraction_runs"])
+    for col, (label, value) in zip(cols, [("scopes", summary.height), ("current memories", totals["current"]),
+                                          ("superseded", totals["superseded"]), ("expired", totals["expired"]),
+                                          ("messages", totals["messages"]),
+                                          ("extraction runs", totals["extraction_runs"])]):
+        metric(col, label, int(value))
 
     st.subheader("Scopes")
     show_table(summary, "scopes", key="overview_scopes")
 
     st.subheader("Growth over time")
-    st.caption("Memories by the day they became valid (cumulative), per scope.")
-    growth = data.growth(m.frame("timeline"))
+    st.caption("Memories by the day they became valid (cumulative): the whole store, its five biggest "
+               "scopes and the others together.")
+    growth = data.growth(m.frame("memories_per_day"))
     st.altair_chart(charts.growth_chart(growth), width="stretch")
 
     st.subheader("Extraction runs by status")
@@ -42,5 +42,7 @@ def render(ctx: PageContext) -> None:
         st.altair_chart(charts.runs_by_status_chart(runs))
         problems = summary.filter(pl.col("failed_runs") > 0)
         if not problems.is_empty():
-            st.warning("Malformed or failed extraction runs in: " + ", ".join(problems["scope"].to_list())
+            names = problems["scope"].to_list()
+            st.warning("Malformed or failed extraction runs in: " + ", ".join(names[:10])
+                       + (f" and {len(names) - 10:,} more scopes" if len(names) > 10 else "")
                        + " — see the Extractions page.")

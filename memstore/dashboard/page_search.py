@@ -1,5 +1,7 @@
-"""Search lab: a query's ranked results with a bar per signal (semantic, keyword, entity, recency,
-slot, person, episode), the channels that recalled each, the threshold as a line; two settings side by side."""
+"""Search lab: a query's ranked results, each a stacked bar of what every signal (semantic, keyword,
+entity, recency, slot, person, episode) adds to its score, in score units — the raw signal values are
+a second view; the channels that recalled each, the threshold as a line; two settings side by side.
+The defaults (threshold, weights) are the store's config, as `search()` uses them."""
 from __future__ import annotations
 
 import polars as pl
@@ -14,7 +16,7 @@ from memstore.dashboard.widgets import (
 )
 
 TITLE = "Search lab"
-CHANNELS = ("semantic", "keyword", "entity")
+CHANNELS = data.CHANNELS
 
 
 def settings(col, tag: str, cfg, narrow: bool) -> dict:
@@ -23,7 +25,9 @@ def settings(col, tag: str, cfg, narrow: bool) -> dict:
     with col.expander(f"Setting {tag}", expanded=True):
         a, b, c = st.columns([1, 1, 2]) if not narrow else (st, st, st)
         top_k = a.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
-        threshold = b.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.3), 0.01, key=f"s{tag}_threshold")
+        threshold = b.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.0), 0.01, key=f"s{tag}_threshold",
+                             help="Minimum fused score. The default is the store's `threshold` config "
+                                  f"({'none' if cfg.threshold is None else cfg.threshold}), as search() uses it.")
         channels = c.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
         wcols = st.columns(len(data.SIGNALS)) if not narrow else st.columns(2) * (len(data.SIGNALS) // 2 + 1)
         w = {name: wc.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
@@ -52,8 +56,19 @@ def show_results(results: pl.DataFrame, s: dict, tag: str) -> None:
         st.info("No candidates.")
         return
     above = int(results["above_threshold"].sum())
-    st.markdown(f"**{above} result(s) at or above {s['threshold']:.2f}** ({results.height} candidates shown)")
-    st.altair_chart(charts.signal_bars(results, s["threshold"]), width="stretch")
+    if s["threshold"] > 0:
+        st.markdown(f"**{above} result(s) at or above {s['threshold']:.2f}** ({results.height} candidates shown)")
+    else:
+        st.markdown(f"**{above} result(s)**, no threshold (the store's default)")
+    parts = data.contributions(results, data.effective_weights(s["weights"], s["channels"]))
+    added, raw = st.tabs(["What each signal adds to the score", "Raw signal values"])
+    with added:
+        st.caption("Each bar is a result's score, split into what each signal adds (weight × signal value, "
+                   "scaled like the score): the parts add up to the score.")
+        st.altair_chart(charts.contribution_bars(parts, s["threshold"]), width="stretch", key=f"chart_parts_{tag}")
+    with raw:
+        st.caption("What each signal measured, in [0, 1], before weighting: a long bar with a small weight adds little.")
+        st.altair_chart(charts.raw_signal_bars(parts), width="stretch", key=f"chart_raw_{tag}")
     show_table(results, f"search results {tag}", key=f"results_{tag}",
                column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
                                                                         format="%.3f")})

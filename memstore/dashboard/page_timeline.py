@@ -18,6 +18,20 @@ from memstore.dashboard.widgets import (
 TITLE = "Timeline & contradictions"
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _contradictions(_m, store: int, scope: tuple, fingerprint: int) -> pl.DataFrame:  # noqa: ANN001
+    """m.contradictions(scope), kept while the scope's memories and links are unchanged
+    (`fingerprint`): the check compares every pair of current facts, the page's costliest call."""
+    return _m.contradictions(**dict(scope))
+
+
+def fingerprint(timeline: pl.DataFrame, links: int) -> int:
+    """Changes whenever a memory of the scope is added, removed, superseded, expires or is edited,
+    or a link (e.g. "both are true") is added."""
+    cols = [c for c in ("id", "status", "valid_to", "memory", "updated_at") if c in timeline.columns]
+    return hash((int(timeline.select(cols).hash_rows().sum()) if not timeline.is_empty() else 0, timeline.height, links))
+
+
 def render(ctx: PageContext) -> None:
     st.title("Timeline & contradictions")
     if not need_scope(ctx):
@@ -42,13 +56,13 @@ def render(ctx: PageContext) -> None:
             st.altair_chart(charts.validity_gantt(shown), width="stretch")
             show_table(shown.select("memory", "status", "slot", "slot_value", "valid_from", "valid_to",
                                     "superseded_by_memory", "id"), f"timeline {ctx.label}", key="timeline")
-    render_contradictions(ctx)
+    render_contradictions(ctx, fingerprint(timeline, m.frame("links", **scope).height))
 
 
-def render_contradictions(ctx: PageContext) -> None:
+def render_contradictions(ctx: PageContext, version: int) -> None:
     m, scope = ctx.memory, ctx.scope
     st.subheader("Contradictions")
-    pairs = m.contradictions(**scope)
+    pairs = _contradictions(m, id(m), tuple(sorted(scope.items())), version)
     if pairs.is_empty():
         st.success(f"No contradictions among the current facts of {ctx.label}.")
         return
@@ -77,6 +91,7 @@ def resolve(ctx: PageContext, *, keep: str, supersede: list[str] | None = None, 
             what: str | None) -> None:
     with advice_on_error("Resolve"), st.spinner("Resolving…"):
         ctx.memory.resolve(keep, supersede=supersede, dismiss=dismiss, actor_id=ctx.actor_id)
+        _contradictions.clear()
         flash(f"Kept “{what}”; the other fact is superseded (history: RESOLVE by {ctx.actor_id})." if what
               else f"Marked both facts as true (history: RESOLVE by {ctx.actor_id}).")
         st.rerun()

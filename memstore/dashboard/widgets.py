@@ -35,6 +35,9 @@ def need_scope(ctx: PageContext) -> bool:
     """Show advice and return False when the store has no scope to look at yet."""
     if ctx.scope:
         return True
+    if ctx.scopes:
+        st.info("Choose a scope in the sidebar.")
+        return False
     st.info("This store has no memories or messages yet — ingest a chat export with "
             "`memstore ingest FILE --user alice`, then reload.")
     return False
@@ -52,6 +55,8 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
     config: dict[str, Any] = {c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")
                               for c, t in df.schema.items() if isinstance(t, pl.Datetime)}
     config.update({c: st.column_config.NumberColumn(format="%.3f") for c, t in df.schema.items() if t.is_float()})
+    config.update({c: st.column_config.NumberColumn(format="localized") for c, t in df.schema.items()
+                   if t.is_integer() and c not in ("rank", "step", "fact_index")})
     config.update(column_config or {})
     data: Any = df
     if styler is not None and not df.is_empty():
@@ -66,7 +71,24 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
     row.download_button("Parquet", buf.getvalue(), file_name=f"{_slug(name)}.parquet",
                         mime="application/vnd.apache.parquet", key=f"parquet_{key}",
                         icon=":material/download:", on_click="ignore")
-    row.caption(caption or f"{df.height} rows")
+    row.caption(caption or f"{df.height:,} rows")
+
+
+def metric(col: Any, label: str, value: int | float | str) -> None:
+    """`st.metric` with thousands separators ("110,500", not "110500")."""
+    col.metric(label, f"{value:,}" if isinstance(value, int) else value)
+
+
+# Multiselect chips take the theme's primary colour (red by default), which reads like an error:
+# draw them as neutral blue-grey tags.
+CHIP_STYLE = """<style>
+span[data-baseweb="tag"] { background-color: #e3eaf2 !important; color: #1f2d3d !important; }
+span[data-baseweb="tag"] svg { fill: #1f2d3d !important; }
+</style>"""
+
+
+def style_page() -> None:
+    st.html(CHIP_STYLE)
 
 
 def flash(message: str, kind: str = "success") -> None:

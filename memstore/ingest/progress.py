@@ -1,9 +1,14 @@
 """A progress bar with messages/s and ETA on a terminal; nothing in CI or when output is piped.
 
+The bar redraws every half second (elapsed time, rate, ETA) and names the stage at work, with the
+messages of the write group being processed, so it moves while a group of thousands of messages is
+extracted, embedded and written, not only when the group is committed.
+
 >>> with Progress(total=10, enabled=False) as p:
+...     p.stage("embed", 6)
 ...     p.advance(4)
->>> p.done
-4
+>>> p.done, p.current
+(4, 'embed · 6 messages')
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ class Progress:
         self._task: Any = None
         self._t0 = time.perf_counter()
         self.description = description
+        self.current = ""
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -44,10 +50,11 @@ class Progress:
 
             self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                      TextColumn("messages · {task.fields[rate]:.0f} msg/s"), TimeElapsedColumn(),
-                                     TextColumn("ETA"), TimeRemainingColumn(),
-                                     console=Console(file=sys.stderr), transient=False)
+                                     TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[stage]}"),
+                                     console=Console(file=sys.stderr), transient=False, auto_refresh=True,
+                                     refresh_per_second=2)
             self._bar.__enter__()
-            self._task = self._bar.add_task(self.description, total=self.total, rate=0.0)
+            self._task = self._bar.add_task(self.description, total=self.total, rate=0.0, stage="")
         return self
 
     def advance(self, n: int) -> None:
@@ -55,6 +62,13 @@ class Progress:
         if self._bar is not None:
             rate = self.done / max(time.perf_counter() - self._t0, 1e-9)
             self._bar.update(self._task, advance=n, rate=rate)
+
+    def stage(self, name: str, messages: int | None = None) -> None:
+        """Show what the ingest is doing now (e.g. "embed · 2,000 messages") until the next stage."""
+        self.current = name + (f" · {messages:,} messages" if messages else "")
+        if self._bar is not None:
+            rate = self.done / max(time.perf_counter() - self._t0, 1e-9)
+            self._bar.update(self._task, stage=self.current, rate=rate)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

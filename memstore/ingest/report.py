@@ -13,6 +13,7 @@ ingest x for user_id=alice: 2 of 3 messages stored, 0 already ingested, 0 ignore
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,24 @@ from typing import Any
 from memstore.ingest.types import Problem
 
 MAX_LISTED_PROBLEMS = 1000
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux /proc; None elsewhere): what a command spent
+    before the ingest began — interpreter start, imports, opening the store, loading models.
+
+    >>> age = process_age()
+    >>> age is None or age > 0
+    True
+    """
+    try:
+        with open("/proc/self/stat") as f:
+            started_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @dataclass
@@ -41,6 +60,7 @@ class IngestReport:
     stages_cpu_s: Counter = field(default_factory=Counter)    # process CPU time (all threads) per stage
     problems: list[Problem] = field(default_factory=list)
     problems_not_listed: int = 0
+    startup_s: float | None = field(default_factory=process_age)   # process start -> this ingest's start
 
     # -- accounting ------------------------------------------------------------------------------
     def note(self, p: Problem) -> None:
@@ -79,6 +99,7 @@ class IngestReport:
                 "extraction_runs": dict(self.extraction_runs), "memories": dict(self.memories),
                 "stages_s": {k: round(v, 3) for k, v in self.stages_s.items()},
                 "stages_cpu_s": {k: round(v, 3) for k, v in self.stages_cpu_s.items()},
+                "startup_s": None if self.startup_s is None else round(self.startup_s, 3),
                 "problems": [p.to_dict() for p in self.problems],
                 "problems_not_listed": self.problems_not_listed}
 
@@ -99,7 +120,9 @@ class IngestReport:
                  (f"memories: {mem['added']} added, {mem['deduplicated']} deduplicated, "
                   f"{mem['superseded']} superseded"),
                  "time: " + ", ".join(f"{k} {v:.1f}s" for k, v in self.stages_s.items())
-                 + (f" (CPU {self.stages_cpu_s['total']:.1f}s)" if "total" in self.stages_cpu_s else "")]
+                 + (f" (CPU {self.stages_cpu_s['total']:.1f}s)" if "total" in self.stages_cpu_s else "")
+                 + ("" if self.startup_s is None else
+                    f"; before it, {self.startup_s:.1f}s since the process started (start-up: imports, opening the store)")]
         for f in self.files:
             if f.get("error"):
                 lines.append(f"FILE ERROR {f['path']}: {f['error']}")

@@ -274,6 +274,7 @@ class _Ingest:
         total = sum(s.n_new for s in index)
         queue = deque(index)
         with Progress(total, enabled=wanted(self.opt.progress)) as bar:
+            self._progress = bar        # _timed() names each stage on it as the stage starts
             if self.offline:
                 self._process_offline(queue, spill, bar)
             else:
@@ -447,6 +448,8 @@ class _Ingest:
     def _timed(self, stage: str) -> Iterator[None]:
         """Add the wall time and the process CPU time of the block to the report's stage figures."""
         t, c = time.perf_counter(), time.process_time()
+        if getattr(self, "_progress", None) is not None:
+            self._progress.stage(stage)
         try:
             yield
         finally:
