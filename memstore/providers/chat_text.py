@@ -35,7 +35,7 @@ _TRAILING = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|hehe|xd|tbh|idk|imo|omg|ugh|
                        re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Uu]s)\b")
 _REQUEST = re.compile(r"^(?:can|could|would|will|should|do|does|did|is|are|am|how|what|why|when|where|who|which|"
-                      r"please|pls|plz|help|tell me|show me|give me|write|explain|let me know|any idea)\b",
+                      r"tell me|show me|give me|write|explain|let me know|any idea)\b",
                       re.IGNORECASE)
 _SMALL_TALK = re.compile(r"^(?:thanks?|thank you|thx|ty|ok(?:ay)?|sure|yes|no|yep|nope|cool|nice|great|good "
                          r"(?:morning|night|evening)|bye|lol|haha+|same|exactly)\b[\s\w]{0,12}[.!]*$", re.IGNORECASE)

@@ -42,7 +42,7 @@ _CONDITION = {"if", "unless", "whether", "once"}
 _DROP_ADVCL = {"because", "since", "so", "when", "after", "although", "though", "while", "as", "before",
                "cause", "cuz", "coz", "until", "till"}
 _DISCOURSE = {"honestly", "actually", "anyway", "anyways", "basically", "btw", "well", "like", "so", "literally",
-              "seriously", "lol", "haha", "ok", "okay", "yeah", "oh", "um", "uh", "also", "plus", "frankly"}
+              "seriously", "lol", "haha", "ok", "okay", "yeah", "oh", "um", "uh", "frankly"}
 # Past states rather than events ("I lived in Boston", "I was tired").
 _STATIVE = {"be", "have", "live", "love", "like", "hate", "want", "need", "know", "think", "feel", "use", "work",
             "enjoy", "prefer", "own", "seem", "look", "sound"}
@@ -164,7 +164,8 @@ class _Finder:
         subj = [c for c in kids if c.dep_ in _SUBJ]
         conj = [c for c in kids if c.dep_ in ("conj", "parataxis") and _is_predicate(c)]
         lemma = head.lemma_.lower()
-        subj_words = {w.lower_ for s in subj for w in s.subtree}
+        # the speaker is (part of) the subject: "I", "we", "Maria and I"; not "my sister"
+        subj_words = {w.lower_ for s in subj for w in s.subtree if w.dep_ != "poss" and w.head.dep_ != "poss"}
         first = bool(subj_words & _FIRST) or (not subj and inherited is not None)
         # what the subject refers to, when it is not the speaker
         other = about_other
@@ -179,8 +180,7 @@ class _Finder:
                 other = True
             else:
                 poss = {w.lower_ for w in s.subtree if w.dep_ == "poss"}
-                if not poss & _FIRST:
-                    other = None         # "it", "the movie", an unknown "she": not about anyone we know
+                other = True if poss & _FIRST else None    # "my sister" / "it", "the movie", an unknown "she"
         hedged = self._hedged(head, kids, lemma)
         # reported speech: follow what was said, its pronoun being the reporter
         ccomp = [c for c in kids if c.dep_ == "ccomp" and _is_predicate(c)]
@@ -196,9 +196,14 @@ class _Finder:
             hedged = True                # "my sister says" states nothing itself
         elif lemma in _HEDGE_VERBS and first and not any(c.dep_ == "prep" and c.lower_ in ("about", "of") for c in kids):
             return                       # "I think I'll quit", "I wonder if ..." (and what they govern)
+        # a comma splice parses as a complement: "I'm not vegetarian anymore, I eat fish again"
+        splice = [c for c in ccomp if lemma not in _REPORT and any(x.dep_ in _SUBJ for x in c.children)]
         excluded: set[int] = set(self.drop)
-        for c in conj:
+        for c in conj + splice:
             excluded.update(w.i for w in c.subtree)
+        for c in kids:                   # a long leading phrase: "after the whole mess with ..., I moved"
+            if c.dep_ in ("prep", "advcl", "npadvmod") and subj and c.i < subj[0].i and len(list(c.subtree)) > 3:
+                excluded.update(w.i for w in c.subtree)
         for c in kids:
             if c.dep_ == "cc" and conj:
                 excluded.add(c.i)
@@ -212,10 +217,10 @@ class _Finder:
                 excluded.update(w.i for w in c.subtree)
             if c.dep_ == "punct" and conj and c.i > head.i and c.i < max(x.i for x in conj):
                 excluded.add(c.i)
-        for w in head.subtree:
-            if w.dep_ == "relcl" and w.head.i in self.names:
+        for w in head.subtree:          # relative clauses are clauses of their own (find_clauses)
+            if w.dep_ == "relcl" and w.i != head.i:
                 excluded.update(x.i for x in w.subtree)
-                excluded.update(x.i for x in w.head.children if x.dep_ == "punct")
+                excluded.update(x.i for x in w.head.children if x.dep_ == "punct" and x.i > w.head.i)
         if not hedged and other is not None and (first or other or subj_toks is not None):
             toks = self._tokens(head, excluded, pron)
             if not subj and inherited is not None:
@@ -232,6 +237,8 @@ class _Finder:
         for c in conj:
             own = any(x.dep_ in _SUBJ for x in c.children)
             self.walk(c, None if own else share, pron, about_other=bool(other) and not first)
+        for c in splice:
+            self.walk(c, None, pron, about_other=about_other)
 
     @staticmethod
     def _hedged(head: Any, kids: list[Any], lemma: str) -> bool:
@@ -257,6 +264,8 @@ class _Finder:
                 done.update(n.i for n in self.names[w.i])
                 continue
             if w.i in excluded or w.i in done:
+                if toks and not toks[-1].whitespace_:
+                    toks[-1].whitespace_ = " "      # "Carol, who ..., lives" -> "Carol lives"
                 continue
             if w.lower_ in pron and w.dep_ in _SUBJ + ("poss", "dobj", "pobj"):
                 ref = [_tok(r) for r in pron[w.lower_]]
@@ -282,7 +291,7 @@ class _Finder:
     @staticmethod
     def _kind(head: Any, kids: list[Any], lemma: str, clause_text: str) -> tuple[str, int | None]:
         future = any(c.lower_ in ("will", "'ll", "gonna") for c in kids) or \
-            (head.tag_ == "VBG" and lemma in ("move", "go", "fly", "travel", "head", "leave", "visit", "relocate",
+            (head.tag_ == "VBG" and lemma in ("move", "go", "fly", "travel", "head", "leave", "relocate",
                                              "start", "plan"))
         words = {w.lower_ for w in head.subtree}
         if not future and head.tag_ != "VBD" and SHORT_SCOPE.search(clause_text):

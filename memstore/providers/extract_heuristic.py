@@ -29,6 +29,7 @@ from typing import Any
 from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
 from memstore.providers.chat_text import candidate_sentences
 from memstore.providers.clauses import Clause, Relation, Tok, find_clauses
+from memstore.providers.fact_slots import detect_slot
 from memstore.providers.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-2"
@@ -106,6 +107,8 @@ class HeuristicExtractor:
             text = self._rewrite(c.toks, who, about_other=c.about_other)
             if text is None or _is_self_naming(text, who):
                 continue
+            if c.kind == "transient" and _has_state_slot(text, who):
+                c.kind = "state"             # "I'm unemployed right now" states where someone works
             out.append((text, c.kind, *_times(c, text, at)))
         return out
 
@@ -192,6 +195,11 @@ def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
         if when is not None and at is not None and when <= at:
             return when, None
     return at, None
+
+
+def _has_state_slot(text: str, who: str) -> bool:
+    m = detect_slot(text, speaker=who)
+    return m is not None and not m.slot.startswith("plan:")
 
 
 def _relation_fact(r: Relation, who: str) -> str:
