@@ -79,6 +79,14 @@ class DocCache:
     def clear(self) -> None:
         self._docs.clear()
 
+    def get_pipe(self, name: str) -> Any:
+        """The wrapped pipeline's component (the extractor runs its parser on cached docs)."""
+        return self._nlp.get_pipe(name)
+
+    @property
+    def pipe_names(self) -> list[str]:
+        return list(getattr(self._nlp, "pipe_names", ()))
+
 
 def split_rounds(states: list[AddState], similarity: float) -> list[list[AddState]]:
     """Cut consecutive batches into rounds that can be written as one with the same outcome as
