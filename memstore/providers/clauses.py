@@ -36,7 +36,7 @@ _SUBJ = ("nsubj", "nsubjpass", "csubj", "expl")
 _REPORT = {"say", "tell", "mention", "text", "claim", "announce", "write", "inform", "admit", "confess"}
 _HEDGE_VERBS = {"think", "guess", "believe", "wonder", "wish", "suppose", "bet", "doubt", "imagine", "hope",
                 "assume", "need", "dream", "reckon"}
-_HEDGE_AUX = {"might", "may", "could", "would", "should", "'d", "must", "can", "ca"}
+_HEDGE_AUX = {"might", "may", "could", "would", "should", "'d"}
 _HEDGE_ADV = {"maybe", "perhaps", "possibly", "probably", "hopefully", "supposedly"}
 _CONDITION = {"if", "unless", "whether", "once"}
 _DROP_ADVCL = {"because", "since", "so", "when", "after", "although", "though", "while", "as", "before",
@@ -125,6 +125,9 @@ def _relations(doc: Any) -> tuple[list[Relation], dict[int, list[Any]], set[int]
                              noun.lemma_.lower() in PARTNERS))
         head = noun if t.dep_ == "appos" else t
         names[head.i] = name
+        if noun.lemma_.lower() not in PARTNERS:
+            continue                        # "Alice's sister Carol lives ...": kin stay kin, the words stay
+        # a partner may not stay one: "my boyfriend Tom loves spicy food" -> "Tom loves spicy food"
         drop.update(o.i for o in owner)
         drop.update(m.i for m in mods)
         drop.add(noun.i)
@@ -186,7 +189,7 @@ class _Finder:
         ccomp = [c for c in kids if c.dep_ == "ccomp" and _is_predicate(c)]
         if lemma in _REPORT and ccomp and subj:
             reporter = [w for w in subj[0].subtree if w.i not in self.drop] if not first else None
-            if not first and subj[0].i in self.names:
+            if not first and subj[0].i in self.names and subj[0].i in self.drop:
                 reporter = self.names[subj[0].i]
             sub = dict(pron)
             if reporter:
@@ -230,7 +233,7 @@ class _Finder:
                 kind, days = self._kind(head, kids, lemma, clause_text)
                 self.out.append(Clause(toks, kind, bool(other) and not first, days))
         share = [_tok(w) for w in subj[0].subtree if w.i not in self.drop] if subj and (first or other) else inherited
-        if subj and subj[0].i in self.names:
+        if subj and subj[0].i in self.names and subj[0].i in self.drop:
             share = [_tok(w) for w in self.names[subj[0].i]]
         if subj_toks is not None:
             share = subj_toks
@@ -253,7 +256,7 @@ class _Finder:
             return True                  # "If I move to Denver, I'll need a car"
         if lemma == "be" and any(c.lower_ == "sure" and any(n.dep_ == "neg" for n in head.children) for c in kids):
             return True                  # "I'm not sure if ..."
-        return head.lower_ == "like" and any(c.dep_ == "aux" for c in kids)
+        return False
 
     def _tokens(self, head: Any, excluded: set[int], pron: dict[str, list[Any]]) -> list[Tok]:
         toks: list[Tok] = []

@@ -172,8 +172,6 @@ class HeuristicExtractor:
             i += 1
         text = "".join(parts).strip(" .,!;")
         text = text.replace("does n't", "doesn't").replace(" n't", "n't")
-        # "Maria and Alice got married" -> "Alice and Maria got married": the speaker's fact
-        text = re.sub(rf"^((?:[A-Z][\w'-]*\s+)?[\w'-]+) and {re.escape(who)}\b", rf"{who} and \1", text)
         if not subject_seen and not text.startswith(f"{who}'s") and not about_other:
             return None
         if len(text.split()) < 2:

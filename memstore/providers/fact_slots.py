@@ -41,7 +41,7 @@ _KIN = (r"(?:older |younger |little |big |best )?(?:sister|brother|mother|mom|mu
         r"boss|friend|roommate|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|colleague)")
 _PARTNER = r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|spouse)"
 # "Alice", "Alice Smith", "Alice's sister", "Alice and others" / "Alice and her husband" (what "we" said)
-_S = rf"(?P<s>{_NAME}(?:['’]s {_KIN})?(?:\s+and\s+(?:others|(?:her|his|their|{_NAME}['’]s)\s+(?:{_KIN}|{_PARTNER})))?)"
+_S = rf"(?P<s>{_NAME}(?:['’]s {_KIN}(?:\s+(?!and\b|is\b|was\b)[A-Z][\w'’-]*)?)?(?:\s+and\s+(?:others|(?:her|his|their|{_NAME}['’]s)\s+(?:{_KIN}|{_PARTNER})))?)"
 _P = rf"(?P<s>{_NAME})['’]s"                        # possessive: "Alice's name is ..."
 _ADV = r"(?P<adv>(?:\s+(?:now|currently|still|just|recently|finally|also|actually|officially|already|"\
        r"happily|eventually|again|then|soon|since))*)"
@@ -250,6 +250,7 @@ def fulfilled_plans(slot: str | None, value: str | None) -> list[str]:
 
 def _subject(raw: str, speaker: str | None) -> str:
     s = re.sub(r"\s+and\s+.*$", "", raw.strip())          # "Alice and others" (we) is Alice's fact
+    s = re.sub(r"^.*['’]s\s+(?:[\w-]+\s+){1,2}(?=[A-Z])", "", s)    # "Alice's sister Carol" is Carol
     if s in ("I", "i") and speaker:
         s = speaker
     return " ".join(s.lower().replace("’", "'").split())
@@ -270,6 +271,8 @@ def detect_slot(text: str, speaker: str | None = None) -> SlotMatch | None:
     t = " ".join(text.strip().rstrip(".!;").split())
     if not t or t.endswith("?"):
         return None
+    if speaker:     # "Maria and Bob got married" / "Bob's wife and Bob are vegan": Bob's slot
+        t = re.sub(rf"^([\w'’ -]{{1,40}}?) and {re.escape(speaker)}\b", rf"{speaker} and \1", t)
     for slot, rx, value in _COMPILED:
         m = rx.match(t)
         if not m:
