@@ -70,8 +70,10 @@ class HeuristicExtractor:
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
                 for s in self._clauses(msg.content)]
         docs = [self.nlp(s) for _, s in todo]
-        if self._parser is not None and docs:
-            docs = list(self._parser.pipe(docs, batch_size=64))
+        unparsed = [i for i, d in enumerate(docs) if not d.has_annotation("DEP")]
+        if self._parser is not None and unparsed:       # ingest's doc cache parsed them in bulk already
+            for i, d in zip(unparsed, self._parser.pipe([docs[i] for i in unparsed], batch_size=64)):
+                docs[i] = d
         for (msg, _), doc in zip(todo, docs):
             who = msg.name or speaker
             for text, kind, when, until in self._facts(doc, who, msg):
