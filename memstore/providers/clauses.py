@@ -70,6 +70,7 @@ class Clause:
     kind: str = "state"                 # state | event | transient
     about_other: bool = False           # the subject is someone the speaker named, not the speaker
     passing_days: int | None = None     # a transient state without a time phrase lasts this long
+    at: int = 0                         # where the clause's verb is in the sentence (facts come in order)
 
 
 @dataclass
@@ -151,7 +152,7 @@ def find_clauses(doc: Any) -> tuple[list[Clause], list[Relation]]:
                   ([t.head] if t.head.pos_ == "PROPN" else None)
             if who:
                 finder.walk(t, None, {"who": who, "that": who}, relative=True)
-    return finder.out, rels
+    return sorted(finder.out, key=lambda c: c.at), rels
 
 
 class _Finder:
@@ -231,7 +232,7 @@ class _Finder:
             clause_text = text(toks)
             if toks and not _ERRORISH.search(clause_text) and len(clause_text.split()) >= 2:
                 kind, days = self._kind(head, kids, lemma, clause_text)
-                self.out.append(Clause(toks, kind, bool(other) and not first, days))
+                self.out.append(Clause(toks, kind, bool(other) and not first, days, head.i))
         share = [_tok(w) for w in subj[0].subtree if w.i not in self.drop] if subj and (first or other) else inherited
         if subj and subj[0].i in self.names and subj[0].i in self.drop:
             share = [_tok(w) for w in self.names[subj[0].i]]
