@@ -152,13 +152,14 @@ def find_clauses(doc: Any) -> tuple[list[Clause], list[Relation]]:
                   ([t.head] if t.head.pos_ == "PROPN" else None)
             if who:
                 finder.walk(t, None, {"who": who, "that": who}, relative=True)
-    return sorted(finder.out, key=lambda c: c.at), rels
+    return sorted(finder.out, key=lambda c: c.at), rels, finder.rejected
 
 
 class _Finder:
     def __init__(self, doc: Any, names: dict[int, list[Any]], drop: set[int]) -> None:
         self.doc, self.names, self.drop = doc, names, drop
         self.out: list[Clause] = []
+        self.rejected = False           # a clause was dropped as hedged, conditional or reported
 
     def walk(self, head: Any, inherited: list[Tok] | None, pron: dict[str, list[Any]], *, relative: bool = False,
              about_other: bool = False) -> None:
@@ -199,6 +200,7 @@ class _Finder:
                 self.walk(c, None, sub, about_other=bool(reporter))
             hedged = True                # "my sister says" states nothing itself
         elif lemma in _HEDGE_VERBS and first and not any(c.dep_ == "prep" and c.lower_ in ("about", "of") for c in kids):
+            self.rejected = True
             return                       # "I think I'll quit", "I wonder if ..." (and what they govern)
         # a comma splice parses as a complement: "I'm not vegetarian anymore, I eat fish again"
         splice = [c for c in ccomp if lemma not in _REPORT and any(x.dep_ in _SUBJ for x in c.children)]
@@ -225,6 +227,7 @@ class _Finder:
             if w.dep_ == "relcl" and w.i != head.i:
                 excluded.update(x.i for x in w.subtree)
                 excluded.update(x.i for x in w.head.children if x.dep_ == "punct" and x.i > w.head.i)
+        self.rejected |= hedged
         if not hedged and other is not None and (first or other or subj_toks is not None):
             toks = self._tokens(head, excluded, pron)
             if not subj and inherited is not None:
@@ -308,7 +311,8 @@ class _Finder:
             return "event", None
         if head.tag_ == "VBD" and lemma == "get":
             return "event", None
-        if head.tag_ == "VBN" and any(a.dep_ == "auxpass" and (a.lemma_ == "get" or a.tag_ == "VBD") for a in aux):
+        if head.tag_ == "VBN" and any(a.dep_ == "auxpass" and a.tag_ != "VBG" and (a.lemma_ == "get" or a.tag_ == "VBD")
+                                      for a in aux):
             return "event", None        # "got engaged", "was laid off"
         if head.tag_ == "VBN" and any(a.lemma_ == "have" for a in aux) and lemma not in _STATIVE:
             return "event", None        # "I've moved to ..."

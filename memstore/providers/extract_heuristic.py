@@ -35,6 +35,7 @@ from memstore.providers.time_phrases import expires, when_stated
 PROMPT_VERSION = "heuristic-2"
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
 _SUBJECT_I = re.compile(r"\b(I|[Ww]e)\b")
+_SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|We|We're|We've)\b[^,;]*$")
 _CONTRACTION = {"'re": "are", "'ve": "have", "'ll": "will", "'d": "would", "'m": "am"}
 _IRREGULAR = {"be": "is", "am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes",
               "'d": "would", "'ll": "will", "was": "was", "were": "was"}
@@ -103,10 +104,16 @@ class HeuristicExtractor:
                     text = self._rewrite(list(self.nlp(piece)), who)
                     out.append((text, "state", at, None))
             return out
-        clauses, relations = find_clauses(doc)
+        clauses, relations, rejected = find_clauses(doc)
         out = [(_relation_fact(r, who), "state", at, None) for r in relations]
+        if not clauses and not rejected and _SPEAKER_FIRST.match(doc.text):
+            # the parse found no subject (a mis-parse: "I don't eat gluten" with "gluten" as the verb),
+            # yet the sentence opens with the speaker and nothing hedged it: take it whole
+            text = self._rewrite(list(doc), who)
+            return out + ([(text, "state", at, None)] if text else [])
         for c in clauses:
-            text = self._rewrite(c.toks, who, about_other=c.about_other)
+            # the parse already checked whose clause it is
+            text = self._rewrite(c.toks, who, about_other=True)
             if text is None or _is_self_naming(text, who):
                 continue
             if c.kind == "transient" and _has_state_slot(text, who):

@@ -50,7 +50,7 @@ _V = r"(?P<v>.+)"                                   # the value (a plan's action
 
 _DIETS = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|flexitarian|carnivore|omnivore|gluten[- ]free|"
           r"lactose[- ]free|plant[- ]based|raw[- ]vegan")
-_FOODS = r"meat|red meat|fish|seafood|chicken|pork|beef|dairy|eggs|animal products"
+_FOODS = r"meat|red meat|fish|seafood|chicken|pork|beef|dairy|eggs|animal products|gluten"
 _JOBS = (r"engineer|developer|programmer|teacher|nurse|doctor|physician|surgeon|lawyer|attorney|manager|designer|"
          r"student|accountant|chef|cook|scientist|researcher|professor|writer|journalist|artist|architect|"
          r"consultant|analyst|pharmacist|dentist|therapist|electrician|plumber|mechanic|pilot|firefighter|"
@@ -115,7 +115,7 @@ _RULES: list[tuple[str, str, str | None]] = [
     ("occupation", rf"{_S}{_ADV}\s+(?:became|has become|is employed as|was promoted to|got promoted to)\s+"
                    rf"(?:an?\s+)?{_V}", "v"),
     ("occupation", rf"{_S}{_ADV}\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?i:{_JOBS}))"
-                   rf"(?:\s+(?:at|for|in|of|with|on)\s+.+)?", "v"),
+                   rf"(?:\s+(?:at|for|in|of|with|on|based|living|who)\s+.+)?", "v"),
     ("occupation", rf"{_P}\s+(?:job|occupation|profession)\s+is\s+(?:now\s+)?(?:an?\s+)?{_V}", "v"),
     # -- relationship (value: the partner, or a status word)
     ("relationship", rf"{_S}{_ADV}\s+(?:broke up|split up|separated|split)\s+(?:with|from)\s+{_V}", None),
@@ -173,7 +173,7 @@ _TRAILING = re.compile(
     r"\s+(?:(?:in|since|from|until|by)\s+(?:january|february|march|april|may|june|july|august|september|october|"
     r"november|december|spring|summer|autumn|fall|winter|\d{4})\b.*|(?:last|next|this|a few|a couple of|two|three|"
     r"several)\s+(?:\w+\s+)?(?:week|weeks|month|months|year|years|day|days|weekend|spring|summer|fall|autumn|"
-    r"winter)\b.*|"
+    r"winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b.*|"
     r"(?:now|again|anymore|any more|ago|recently|for good|after all|soon|today|yesterday|tomorrow|tonight|these days|"
     r"at the moment|full[- ]time|part[- ]time|instead|too|as well)\b.*|"
     r"(?:because|since|after|when|so|but|and then|with)\b.*)$",
@@ -193,7 +193,7 @@ def _clean_value(v: str | None, slot: str) -> str | None:
             break
         v = shorter
     if slot in ("works_at", "lives_in"):
-        v = re.split(r"\s+(?:as|in|on|near|for)\s+(?=[a-z])", v)[0]   # "Google as an engineer" -> "Google"
+        v = re.split(r"\s+(?:as|in|on|near)\s+(?=[a-z])|\s+(?:for|because|with)\s+", v)[0]   # "Google as an engineer"
     if slot == "occupation":
         v = re.split(r"\s+(?:at|for|in|with|on)\s+", v)[0]              # "nurse at OHSU" -> "nurse"
     v = _ARTICLE.sub("", v)

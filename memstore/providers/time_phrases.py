@@ -64,6 +64,9 @@ def when_stated(text: str, at: dt.datetime | None) -> dt.datetime | None:
         except ValueError:
             return None
         return d if d <= at else d.replace(year=at.year - 1)
+    m = re.search(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", low)
+    if m:
+        return _midnight(at - dt.timedelta(days=(at.weekday() - _DAYS.index(m.group(1))) % 7 or 7))
     if "last weekend" in low:
         return _midnight(at - dt.timedelta(days=(at.weekday() - 5) % 7 or 7))
     for phrase, days in _SIMPLE.items():
