@@ -23,6 +23,11 @@ _SMILEY = re.compile(r"(?:^|\s)(?:[:;]-?[()DPp/|]|<3|\^\^|xD)(?=\s|$)")
 _FIXES = {"i": "I", "im": "I'm", "ive": "I've", "Id": "I'd", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
           "cant": "can't", "wont": "won't", "isnt": "isn't", "u": "you", "ur": "your", "’": "'"}
 _FIX = re.compile(r"\b(?:i|im|ive|Id|dont|doesnt|didnt|cant|wont|isnt|u|ur)\b|’")
+_IS = re.compile(r"\b(name|job|plan|birthday)'s\b", re.IGNORECASE)     # "my name's Jo" (not a possessive)
+# A sentence that drops its "I" ("feeling sick today", "just moved to Denver!")
+_PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still)\s+)?(?:(feeling|moving|working|living|heading|staying|"
+                       r"flying|starting|visiting|dating|training)|(moved|started|got|quit|joined|adopted|broke up|"
+                       r"graduated|married|switched|left))\b", re.IGNORECASE)
 # Any first-person word, however typed: a message without one is skipped at once.
 _ANY_FIRST = re.compile(r"\b(?:i|im|i'm|ive|i've|id|i'd|ill|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # Leading discourse markers and interjections ("Big news:", "Oh, by the way,", "honestly", "so yeah").
@@ -32,7 +37,7 @@ _LEADING = re.compile(
     r"btw|fyi|by the way|honestly|actually|basically|also|plus|and|but|hey|hi|hello|oh and|ps|p\.s\.|"
     r"long story short|to be honest|tbh|as i said|like i said|just so you know|for context|side note|"
     r"update)\b[\s,:!.-]*)+", re.IGNORECASE)
-_TRAILING = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|hehe|xd|tbh|idk|imo|omg|ugh|yay|:\)|:\(|!+))+\s*$",
+_TRAILING = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|hehe|xd|tbh|idk|imo|omg|ugh|yay|btw|fyi|:\)|:\(|!+))+\s*$",
                        re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Uu]s)\b")
 _REQUEST = re.compile(r"^(?:can|could|would|will|should|do|does|did|is|are|am|how|what|why|when|where|who|which|"
@@ -52,6 +57,7 @@ def normalise(text: str) -> str:
     if not text.isascii():
         text = _EMOJI.sub(" ", text)
     text = _FIX.sub(lambda m: _FIXES[m.group()], _SMILEY.sub(" ", text))
+    text = _IS.sub(r"\1 is", text)
     return " ".join(text.split())
 
 
@@ -96,7 +102,7 @@ def states_something(sentence: str) -> bool:
 
 def candidate_sentences(text: str) -> list[str]:
     """The sentences of a message worth parsing, cleaned (the rest is skipped without spaCy)."""
-    if not _ANY_FIRST.search(text):
+    if not _ANY_FIRST.search(text) and not _PRO_DROP.match(text.strip()):
         return []
     return list(_candidates(text))
 
@@ -108,6 +114,9 @@ def _candidates(text: str) -> tuple[str, ...]:
         if sent.endswith("?"):
             continue
         s = strip_discourse(sent)
+        m = _PRO_DROP.match(s)
+        if m:                                   # "feeling sick today" -> "I'm feeling sick today"
+            s = ("I'm " if m.group(1) else "I ") + s[0].lower() + s[1:]
         if states_something(s):
             out.append(s)
     return tuple(out)

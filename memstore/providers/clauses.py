@@ -22,7 +22,7 @@ from typing import Any
 
 from memstore.providers.time_phrases import SHORT_SCOPE
 
-__all__ = ["Clause", "Relation", "Tok", "find_clauses", "text"]
+__all__ = ["SAME_PAST", "Clause", "Relation", "Tok", "find_clauses", "text"]
 
 PARTNERS = {"boyfriend", "girlfriend", "partner", "wife", "husband", "fiance", "fiancé", "fiancee", "fiancée",
             "spouse"}
@@ -50,6 +50,9 @@ _STATIVE = {"be", "have", "live", "love", "like", "hate", "want", "need", "know"
 _PASSING = {"sick": 7, "ill": 7, "cold": 7, "flu": 7, "fever": 3, "headache": 1, "migraine": 1, "tired": 1,
             "exhausted": 1, "hungover": 1, "sore": 3, "stressed": 1, "busy": 1, "meeting": 1, "plane": 1,
             "covid": 10, "jetlagged": 2, "jet-lagged": 2}
+# Verbs whose past is their present form; "quit" in chat is nearly always past.
+SAME_PAST = {"quit", "put", "set", "cut", "hit", "let", "read", "shut", "hurt", "split", "spread", "cast"}
+_PAST_WHEN = re.compile(r"\b(?:yesterday|last \w+|ago|in (?:19|20)\d\d|earlier|already)\b", re.IGNORECASE)
 _ERRORISH = re.compile(r"\b(?:error|exception|segfault|traceback|stack ?trace|bug|crash(?:es|ed)?|warning|"
                        r"compile[sd]?|script|regex|query|function|snippet|code)\b", re.IGNORECASE)
 
@@ -233,7 +236,11 @@ class _Finder:
             if not subj and inherited is not None:
                 toks = inherited + toks
             clause_text = text(toks)
-            if toks and not _ERRORISH.search(clause_text) and len(clause_text.split()) >= 2:
+            elliptic = lemma == "be" and not any(c.dep_ in ("acomp", "attr", "prep", "dobj", "advmod", "oprd")
+                                                 for c in kids)          # "but my wife isn't"
+            if _ERRORISH.search(clause_text) or elliptic:
+                self.rejected = True
+            elif toks and len(clause_text.split()) >= 2:
                 kind, days = self._kind(head, kids, lemma, clause_text)
                 self.out.append(Clause(toks, kind, bool(other) and not first, days, head.i))
         share = [_tok(w) for w in subj[0].subtree if w.i not in self.drop] if subj and (first or other) else inherited
@@ -307,6 +314,8 @@ class _Finder:
         if passing and not future and lemma in {"be", "have", "feel", "get", "catch", "come"} | set(_PASSING):
             return "transient", max(passing)
         aux = [c for c in kids if c.dep_ in ("aux", "auxpass")]
+        if lemma in SAME_PAST and head.tag_ in ("VBP", "VBD") and (lemma == "quit" or _PAST_WHEN.search(clause_text)):
+            return "event", None        # "I quit Nike", "I read it last week": past, though tagged present
         if head.tag_ == "VBD" and lemma not in _STATIVE:
             return "event", None
         if head.tag_ == "VBD" and lemma == "get":

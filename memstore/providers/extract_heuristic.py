@@ -28,7 +28,7 @@ from typing import Any
 
 from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
 from memstore.providers.chat_text import candidate_sentences
-from memstore.providers.clauses import Clause, Relation, Tok, find_clauses
+from memstore.providers.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
 from memstore.providers.fact_slots import detect_slot
 from memstore.providers.time_phrases import expires, when_stated
 
@@ -113,7 +113,7 @@ class HeuristicExtractor:
             return out + ([(text, "state", at, None)] if text else [])
         for c in clauses:
             # the parse already checked whose clause it is
-            text = self._rewrite(c.toks, who, about_other=True)
+            text = self._rewrite(c.toks, who, about_other=True, past=c.kind == "event")
             if text is None or _is_self_naming(text, who):
                 continue
             if c.kind == "transient" and _has_state_slot(text, who):
@@ -121,7 +121,7 @@ class HeuristicExtractor:
             out.append((text, c.kind, *_times(c, text, at)))
         return out
 
-    def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False) -> str | None:
+    def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False, past: bool = False) -> str | None:
         """The clause in the third person ("I also work" -> "Alice also works"); None when it is
         not about the speaker (nor, with `about_other`, about someone the speaker named)."""
         parts: list[str] = []
@@ -161,7 +161,8 @@ class HeuristicExtractor:
                 if j < len(toks):
                     nxt = toks[j]
                     # an irregular past form mis-tagged as present ("I swam"/VBP) is left as said
-                    base = nxt.tag_ == "VBP" and nxt.text.lower() not in self._past_forms
+                    base = nxt.tag_ == "VBP" and nxt.text.lower() not in self._past_forms and \
+                        not (past and nxt.text.lower() in SAME_PAST)         # "I quit Nike" stays past
                     if base or nxt.tag_ == "MD" or nxt.text.lower() in _IRREGULAR:
                         word = nxt.text
                         conj = word if nxt.tag_ == "MD" and word.lower() not in _IRREGULAR else _third_person(word)

@@ -38,7 +38,8 @@ class SlotMatch:
 
 _NAME = r"(?:I|[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}?)"
 _KIN = (r"(?:older |younger |little |big |best )?(?:sister|brother|mother|mom|mum|father|dad|son|daughter|"
-        r"boss|friend|roommate|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|colleague)")
+        r"boss|friend|roommate|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|colleague|coworker|"
+        r"co-worker|neighbou?r|wife|husband|partner|boyfriend|girlfriend|kid|child)")
 _PARTNER = r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|spouse)"
 # "Alice", "Alice Smith", "Alice's sister", "Alice and others" / "Alice and her husband" (what "we" said)
 _S = rf"(?P<s>{_NAME}(?:['’]s {_KIN}(?:\s+(?!and\b|is\b|was\b)[A-Z][\w'’-]*)?)?(?:\s+and\s+(?:others|(?:her|his|their|{_NAME}['’]s)\s+(?:{_KIN}|{_PARTNER})))?)"
@@ -113,7 +114,8 @@ _RULES: list[tuple[str, str, str | None]] = [
     # -- occupation
     ("occupation", rf"{_S}{_ADV}\s+(?:works|is working)\s+as\s+(?:an?\s+)?{_V}", "v"),
     ("occupation", rf"{_S}{_ADV}\s+(?:became|has become|is employed as|was promoted to|got promoted to)\s+"
-                   rf"(?:an?\s+)?{_V}", "v"),
+                   rf"(?:an?\s+)?(?!(?:father|mother|mom|dad|parent|grandparent|grandmother|grandfather|aunt|uncle|"
+                   rf"citizen|vegan|vegetarian|member|fan)\b){_V}", "v"),
     ("occupation", rf"{_S}{_ADV}\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?i:{_JOBS}))"
                    rf"(?:\s+(?:at|for|in|of|with|on|based|living|who)\s+.+)?", "v"),
     ("occupation", rf"{_P}\s+(?:job|occupation|profession)\s+is\s+(?:now\s+)?(?:an?\s+)?{_V}", "v"),
@@ -174,7 +176,8 @@ _TRAILING = re.compile(
     r"november|december|spring|summer|autumn|fall|winter|\d{4})\b.*|(?:last|next|this|a few|a couple of|two|three|"
     r"several)\s+(?:\w+\s+)?(?:week|weeks|month|months|year|years|day|days|weekend|spring|summer|fall|autumn|"
     r"winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b.*|"
-    r"(?:now|again|anymore|any more|ago|recently|for good|after all|soon|today|yesterday|tomorrow|tonight|these days|"
+    r"(?:now|again|anymore|any more|ago|recently|for good|after all|soon|today|yesterday|tomorrow|tonight|last night|"
+    r"these days|"
     r"at the moment|full[- ]time|part[- ]time|instead|too|as well)\b.*|"
     r"(?:because|since|after|when|so|but|and then|with)\b.*)$",
     re.IGNORECASE)
