@@ -26,7 +26,7 @@ GOLDEN = [
     ("Alice joined Stripe as a designer", ("alice", "works_at", "stripe")),
     ("Alice quit her job at Google", ("alice", "works_at", None)),
     ("Alice left Google", ("alice", "works_at", None)),
-    ("Alice is unemployed", ("alice", "works_at", None)),
+    ("Alice is unemployed", ("alice", "works_at", "unemployed")),   # a state a new job replaces
     ("Alice is a software engineer", ("alice", "occupation", "software engineer")),
     ("Alice became a teacher", ("alice", "occupation", "teacher")),
     ("Alice works as a nurse", ("alice", "occupation", "nurse")),
@@ -35,7 +35,7 @@ GOLDEN = [
     ("Alice broke up with Bob", ("alice", "relationship", None)),
     ("Alice got married to Bob", ("alice", "relationship", "bob")),
     ("Alice's girlfriend is Carol", ("alice", "relationship", "carol")),
-    ("Alice is single now", ("alice", "relationship", None)),
+    ("Alice is single now", ("alice", "relationship", "single")),   # a state a new partner replaces
     ("Alice is engaged to Tom", ("alice", "relationship", "tom")),
     ("Alice divorced Tom", ("alice", "relationship", None)),
     # diet

@@ -69,8 +69,20 @@ class DocCache:
         self._docs: dict[str, Any] = {}
 
     def prime(self, texts: Any) -> None:
+        """Analyse `texts` in bulk, with the pipeline's dependency parser when it has one (loaded
+        but disabled by default, so only these sentences, the extractor's candidates, pay for it)."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
-        self._docs.update(zip(todo, self._nlp.pipe(todo, batch_size=256)))
+        docs = self._nlp.pipe(todo, batch_size=256)
+        parser = self._parser()
+        if parser is not None and todo:
+            docs = parser.pipe(docs, batch_size=256)
+        self._docs.update(zip(todo, docs))
+
+    def _parser(self) -> Any:
+        try:
+            return self._nlp.get_pipe("parser")
+        except (AttributeError, KeyError):
+            return None
 
     def __call__(self, text: str) -> Any:
         doc = self._docs.get(text)
@@ -78,6 +90,14 @@ class DocCache:
 
     def clear(self) -> None:
         self._docs.clear()
+
+    def get_pipe(self, name: str) -> Any:
+        """The wrapped pipeline's component (the extractor runs its parser on cached docs)."""
+        return self._nlp.get_pipe(name)
+
+    @property
+    def pipe_names(self) -> list[str]:
+        return list(getattr(self._nlp, "pipe_names", ()))
 
 
 def split_rounds(states: list[AddState], similarity: float) -> list[list[AddState]]:

@@ -53,7 +53,8 @@ def build_rows(state: AddState, rt: Any) -> AddState:
                         doc_len=pa.array([sum(f.terms.values()) for f in added], pa.int32()),
                         created_at=pa.array(rep(now, n), pa.timestamp("us")),
                         updated_at=pa.array(rep(now, n), pa.timestamp("us")),
-                        expiration_date=pa.array(rep(state.expiration_date, n), pa.timestamp("us")),
+                        expiration_date=pa.array([f.expires_at or state.expiration_date for f in added],
+                                                         pa.timestamp("us")),
                         valid_from=pa.array([f.valid_from or state.timestamp or now for f in added], pa.timestamp("us")),
                         source_message_ids=pa.array([f.source_message_ids for f in added], pa.list_(pa.string())),
                         extraction_run_id=rep(run_id, n))

@@ -65,7 +65,7 @@ def _update_cache(state: AddState, db: Any, closed: list[str], pruned: list[str]
     try:
         db.scope_cache.apply_add(db, state.scope.key, {
             "ids": [f.id for f in current], "hashes": [f.hash for f in current], "texts": [f.text for f in current],
-            "vecs": [f.embedding for f in current], "expires": [state.expiration_date] * len(current)}, closed,
+            "vecs": [f.embedding for f in current], "expires": [f.expires_at or state.expiration_date for f in current]}, closed,
             _message_keys(state) if pruned is not None else None, pruned)
         ents = state.tables["entities"]
         if ents.num_rows:

@@ -6,7 +6,8 @@ makes the newest fact of a slot supersede the current ones: commit_rows then clo
 writes the `supersedes` link and the SUPERSEDE history row in the add's own transaction.
 A fact older than the current one on its slot (a late, out-of-order input) is stored already
 superseded by the next stored fact, and cuts short the superseded fact it falls inside. A state
-that fulfils a plan ends it: "Alice lives in Seattle" supersedes "Alice is moving to Seattle". Facts stated as additions ("also works at ...") replace nothing.
+that fulfils a plan ends it: "Alice lives in Seattle" supersedes "Alice is moving to Seattle". Facts stated as additions ("also works at ...") replace nothing. A fact that ends a slot
+("Alice broke up with Tom", value None) supersedes its holders but is never superseded itself: it stays true.
 
 `attach_slots` (after build_rows) adds the slot columns to the memories rows and the rows that
 record a late fact's supersession.
@@ -67,7 +68,8 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
                 holders[key].append((f.id, when))
                 continue
             f.supersedes = list(dict.fromkeys(f.supersedes + [h[0] for h in holders[key]]))
-            holders[key] = [(f.id, when)]
+            # a fact that ends the slot ("broke up with Tom") stays true: it holds nothing to replace
+            holders[key] = [(f.id, when)] if f.slot_value is not None else []
             for plan in fulfils.get(id(f), []):     # "lives in Seattle" ends the plan "move to Seattle"
                 done = [h for h in holders[plan] if h[1] is None or h[1] <= when]
                 f.supersedes = list(dict.fromkeys(f.supersedes + [h[0] for h in done]))

@@ -50,6 +50,8 @@ class Fact:
     source_message_ids: list[str] = field(default_factory=list)
     role: str | None = None
     valid_from: dt.datetime | None = None
+    kind: str | None = None                                   # state | event | transient (offline extractor)
+    expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
     # filled by later steps
     id: str | None = None
     hash: str | None = None

@@ -38,8 +38,11 @@ class SlotMatch:
 
 _NAME = r"(?:I|[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}?)"
 _KIN = (r"(?:older |younger |little |big |best )?(?:sister|brother|mother|mom|mum|father|dad|son|daughter|"
-        r"boss|friend|roommate|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|colleague)")
-_S = rf"(?P<s>{_NAME}(?:['’]s {_KIN})?)"            # "Alice", "Alice Smith", "Alice's sister"
+        r"boss|friend|roommate|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|colleague|coworker|"
+        r"co-worker|neighbou?r|wife|husband|partner|boyfriend|girlfriend|kid|child)")
+_PARTNER = r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|spouse)"
+# "Alice", "Alice Smith", "Alice's sister", "Alice and others" / "Alice and her husband" (what "we" said)
+_S = rf"(?P<s>{_NAME}(?:['’]s {_KIN}(?:\s+(?!and\b|is\b|was\b)[A-Z][\w'’-]*)?)?(?:\s+and\s+(?:others|(?:her|his|their|{_NAME}['’]s)\s+(?:{_KIN}|{_PARTNER})))?)"
 _P = rf"(?P<s>{_NAME})['’]s"                        # possessive: "Alice's name is ..."
 _ADV = r"(?P<adv>(?:\s+(?:now|currently|still|just|recently|finally|also|actually|officially|already|"\
        r"happily|eventually|again|then|soon|since))*)"
@@ -48,13 +51,12 @@ _V = r"(?P<v>.+)"                                   # the value (a plan's action
 
 _DIETS = (r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|flexitarian|carnivore|omnivore|gluten[- ]free|"
           r"lactose[- ]free|plant[- ]based|raw[- ]vegan")
-_FOODS = r"meat|red meat|fish|seafood|chicken|pork|beef|dairy|eggs|animal products"
+_FOODS = r"meat|red meat|fish|seafood|chicken|pork|beef|dairy|eggs|animal products|gluten"
 _JOBS = (r"engineer|developer|programmer|teacher|nurse|doctor|physician|surgeon|lawyer|attorney|manager|designer|"
          r"student|accountant|chef|cook|scientist|researcher|professor|writer|journalist|artist|architect|"
          r"consultant|analyst|pharmacist|dentist|therapist|electrician|plumber|mechanic|pilot|firefighter|"
          r"police officer|officer|salesperson|cashier|barista|waiter|waitress|photographer|musician|"
          r"entrepreneur|founder|ceo|cto|intern|veterinarian|vet|librarian|paramedic|economist|editor")
-_PARTNER = r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|spouse)"
 
 # (slot, pattern, value): value "v" = the captured value, None = the attribute ends, any other
 # string = that constant. Negations come before the positive forms they contain.
@@ -68,6 +70,8 @@ _RULES: list[tuple[str, str, str | None]] = [
              rf"gave up|postponed indefinitely)\s+{_HER}(?:plans?|idea|intention|decision)\s+(?:to|of)\s+{_V}",
      "cancelled"),
     ("plan", rf"{_S}{_ADV}\s+(?:decided|chose)\s+(?:not to|against)\s+{_V}", "cancelled"),
+    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?:not|no longer)\s+(?P<v>(?:moving|relocating)\s+(?:back\s+)?to\s+.+)",
+     "cancelled"),
     ("plan", rf"{_S}{_ADV}\s+(?:cancelled|canceled|called off|scrapped|abandoned|shelved)\s+{_HER}"
              rf"(?P<v>(?:\w+\s+){{0,2}}(?:trip|vacation|holiday|move|visit|wedding|party|plans?)\b.*)", "cancelled"),
     ("plan", rf"{_S}{_ADV}\s+(?:is|was|are)\s+(?:planning|hoping|intending|thinking about|considering|about|"
@@ -75,7 +79,9 @@ _RULES: list[tuple[str, str, str | None]] = [
      "planned"),
     ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>(?:interviewing|applying)\s+(?:at|to)\s+"
              rf"[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*)(?:\s+(?:for|as)\b.*)?", "planned"),   # "... at Amazon for a role"
-    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>moving\s+(?:back\s+)?to\s+.+)", "planned"),   # "is moving to X"
+    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>(?:moving|relocating)\s+(?:back\s+)?to\s+.+)", "planned"),
+    ("plan", rf"{_S}{_ADV}\s+(?:am|is|are)\s+(?P<v>(?:going|flying|heading|traveling|travelling)\s+(?:back\s+)?to\s+"
+             rf"[A-Z].*)", "planned"),                                      # "is going to Portugal in May"
     ("plan", rf"{_S}{_ADV}\s+(?:plans?|intends?|hopes?|decided|has decided)\s+to\s+{_V}", "planned"),
     ("plan", rf"{_P}\s+plan\s+is\s+to\s+{_V}", "planned"),
     # -- where someone lives
@@ -91,48 +97,56 @@ _RULES: list[tuple[str, str, str | None]] = [
      None),
     ("works_at", rf"{_S}{_ADV}\s+(?:quit|left|resigned from|retired from|was laid off from|got laid off from|"
                  rf"was fired from|got fired from)\s+(?P<v>[A-Z].*)", None),
-    ("works_at", rf"{_S}{_ADV}\s+(?:is|became)\s+(?:unemployed|retired|out of work|between jobs)", None),
-    ("works_at", rf"{_S}{_ADV}\s+(?:no longer|doesn['’]t|does not)\s+work\s+(?:at|for)\s+{_V}", None),
-    ("works_at", rf"{_S}{_ADV}\s+(?:works?|is working|has been working|has worked)\s+(?:at|for)\s+{_V}", "v"),
+    ("works_at", rf"{_S}{_ADV}\s+(?:is|became|has been)\s+(?:now\s+)?(?P<v>unemployed|retired|out of work|between jobs)",
+     "v"),
+    ("works_at", rf"{_S}{_ADV}\s+(?:no longer|doesn['’]t|does not)\s+works?\s+(?:at|for)\s+{_V}", None),
+    ("works_at", rf"{_S}{_ADV}\s+(?:works?|is working|has been working|has worked)(?:\s+(?:remotely|full[- ]time|"
+                 rf"part[- ]time|there|now|still))?\s+(?:at|for)\s+{_V}", "v"),
+    ("works_at", rf"{_S}{_ADV}\s+(?:started|began|is starting|starts)\s+(?:working\s+)?(?:at|with)\s+{_V}", "v"),
     ("works_at", rf"{_S}{_ADV}\s+(?:started|is starting|began|has started|starts|got|landed|accepted|took)\s+"
                  rf"(?:a\s+)?(?:new\s+)?(?:job|position|role|work|offer)(?:\s+as\s+[\w\s-]+?)?\s+(?:at|with)\s+{_V}",
      "v"),
     ("works_at", rf"{_S}{_ADV}\s+(?:is employed|was hired|got hired|is hired|has been hired)\s+(?:at|by)\s+{_V}",
      "v"),
-    ("works_at", rf"{_S}{_ADV}\s+(?:has\s+)?joined\s+(?P<v>[A-Z].*)", "v"),
+    ("works_at", rf"{_S}{_ADV}\s+(?:has\s+)?joined\s+(?P<v>(?:[A-Z]|(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}(?:called|named)\s+"
+                 rf"[A-Z]).*)", "v"),
     ("works_at", rf"{_P}\s+(?:employer|company|workplace)\s+is\s+(?:now\s+)?{_V}", "v"),
     # -- occupation
     ("occupation", rf"{_S}{_ADV}\s+(?:works|is working)\s+as\s+(?:an?\s+)?{_V}", "v"),
     ("occupation", rf"{_S}{_ADV}\s+(?:became|has become|is employed as|was promoted to|got promoted to)\s+"
-                   rf"(?:an?\s+)?{_V}", "v"),
-    ("occupation", rf"{_S}{_ADV}\s+is\s+(?:now\s+)?an?\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?:{_JOBS}))", "v"),
+                   rf"(?:an?\s+)?(?!(?:father|mother|mom|dad|parent|grandparent|grandmother|grandfather|aunt|uncle|"
+                   rf"citizen|vegan|vegetarian|member|fan)\b){_V}", "v"),
+    ("occupation", rf"{_S}{_ADV}\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?i:{_JOBS}))"
+                   rf"(?:\s+(?:at|for|in|of|with|on|based|living|who)\s+.+)?", "v"),
     ("occupation", rf"{_P}\s+(?:job|occupation|profession)\s+is\s+(?:now\s+)?(?:an?\s+)?{_V}", "v"),
     # -- relationship (value: the partner, or a status word)
     ("relationship", rf"{_S}{_ADV}\s+(?:broke up|split up|separated|split)\s+(?:with|from)\s+{_V}", None),
     ("relationship", rf"{_S}{_ADV}\s+(?:divorced|dumped|left)\s+{_HER}(?:{_PARTNER}\s+)?(?P<v>[A-Z].*)", None),
-    ("relationship", rf"{_S}\s+and\s+(?P<v>[A-Z][\w'’-]*)\s+(?:broke up|split up|got divorced|separated)", None),
-    ("relationship", rf"{_S}{_ADV}\s+(?:is|got|became)\s+(?:single|divorced|separated|widowed)", None),
+    ("relationship", rf"{_S}{_ADV}\s+(?:broke up|split up|got divorced)", None),                 # "we broke up"
+    ("relationship", rf"{_S}\s+and\s+(?P<v>[A-Z][\w'’-]*){_ADV}\s+(?:broke up|split up|got divorced|separated)", None),
+    ("relationship", rf"{_S}{_ADV}\s+(?:got|was)\s+(?:divorced|separated)", None),
+    ("relationship", rf"{_S}{_ADV}\s+(?:is|became|has been)\s+(?:now\s+)?(?P<v>single|divorced|separated|widowed)", "v"),
     ("relationship", rf"{_S}{_ADV}\s+(?:is|are)\s+(?:no longer|not)\s+(?:dating|seeing|with|married to|"
                      rf"engaged to|together with)\s+{_V}", None),
     ("relationship", rf"{_S}{_ADV}\s+(?:is|are|has been)\s+(?:dating|seeing|going out with|in a relationship with|"
                      rf"engaged to|married to|together with)\s+{_V}", "v"),
     ("relationship", rf"{_S}{_ADV}\s+(?:started dating|started seeing|got engaged to|got married to|married|"
                      rf"is marrying|moved in with)\s+{_V}", "v"),
-    ("relationship", rf"{_S}\s+and\s+(?P<v>[A-Z][\w'’-]*)\s+(?:are dating|got married|are married|got engaged|"
+    ("relationship", rf"{_S}\s+and\s+(?P<v>[A-Z][\w'’-]*){_ADV}\s+(?:are dating|got married|are married|got engaged|"
                      rf"are engaged|are together|started dating)", "v"),
     ("relationship", rf"{_P}\s+(?:new\s+)?{_PARTNER}\s+is\s+(?:now\s+)?{_V}", "v"),
     ("relationship", rf"{_S}{_ADV}\s+(?:is|got)\s+(?:married|engaged)", "married"),
     ("relationship", rf"{_S}{_ADV}\s+(?:is|are)\s+in\s+a\s+relationship", "in a relationship"),
     # -- diet
-    ("diet", rf"{_S}{_ADV}\s+(?:is|are)\s+(?:no longer|not)\s+(?:an?\s+)?(?P<v>{_DIETS})", "not {v}"),
+    ("diet", rf"{_S}{_ADV}\s+(?:is|are)\s+(?:no longer|not)\s+(?:an?\s+)?(?:strict\s+)?(?P<v>{_DIETS})", "not {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:stopped|quit)\s+being\s+(?:an?\s+)?(?P<v>{_DIETS})", "not {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:no longer eats|doesn['’]t eat|does not eat|stopped eating|quit eating|gave up|"
              rf"cut out|avoids|won['’]t eat|never eats)\s+(?P<v>{_FOODS})", "no {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:eats|is eating|started eating|is back to eating|went back to eating|"
              rf"eats|resumed eating|started eating)\s+(?P<v>{_FOODS})", "eats {v}"),
-    ("diet", rf"{_S}{_ADV}\s+(?:is|became|has become|went|has gone|turned|is now)\s+(?:an?\s+)?"
+    ("diet", rf"{_S}{_ADV}\s+(?:is|are|became|has become|went|has gone|turned|is now|has been|have been)\s+(?:an?\s+)?"
              rf"(?:strict\s+|full\s+|fully\s+)?(?P<v>{_DIETS})", "v"),
-    ("diet", rf"{_S}{_ADV}\s+(?:is on|is following|follows|started|went on|is doing)\s+an?\s+(?P<v>[\w-]+)\s+diet",
+    ("diet", rf"{_S}{_ADV}\s+(?:is on|is following|follows|started|went on|is doing)\s+(?:an?|the)\s+(?P<v>[\w-]+)\s+diet",
      "v"),
     # -- name
     ("name", rf"{_P}\s+(?:full\s+|new\s+|real\s+|legal\s+)?name\s+is\s+(?:now\s+)?{_V}", "v"),
@@ -144,17 +158,26 @@ _RULES: list[tuple[str, str, str | None]] = [
     ("favorite", rf"{_P}\s+(?:new\s+)?fav(?:ou?rite)?\s+(?P<k>[\w -]+?)\s+is\s+(?:now\s+)?{_V}", "v"),
 ]
 # Words that may follow a complete statement ("Alice is vegan now", "... eats meat again").
+_MONTH = r"(?i:january|february|march|april|may|june|july|august|september|october|november|december)"
+_TIME = (rf"(?:(?:last|next|this|a few|a couple of|\d+|one|two|three|four|five|six|seven|eight|nine|ten|several)\s+"
+         rf"(?:\w+\s+)?(?:days?|weeks?|months?|years?|weekend|spring|summer|fall|autumn|winter|night|morning)"
+         rf"(?:\s+ago)?|a while ago|yesterday|tonight|tomorrow|right now|in the (?:spring|summer|fall|autumn|winter)|"
+         rf"(?:in|on|since|by|until|from)\s+(?:{_MONTH}|[A-Z][a-z]+day|(?:19|20)\d\d|spring|summer|fall|autumn|winter)"
+         rf"(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?|for\s+(?:\w+\s+){{0,2}}(?:days?|weeks?|months?|years?)|"
+         rf"on\s+(?:weekends|[A-Z][a-z]+days))")
 _TAIL = (r"(?:\s+(?:now|again|anymore|any more|too|as well|these days|for good|at the moment|lately|recently|"
-         r"today|for now|after all|instead))*")
-_COMPILED = [(slot, re.compile(pat + _TAIL + r"\s*$"), value) for slot, pat, value in _RULES]
+         rf"today|for now|after all|instead|{_TIME}))*(?:,?\s+(?:after|because|since|when|as|so)\b.*)?(?:,.*)?")
+_COMPILED = [(slot, re.compile(pat + _TAIL + r"\s*$", re.IGNORECASE if slot == "diet" else 0), value)
+             for slot, pat, value in _RULES]
 _ADDITIVE = re.compile(r"(?:\btoo|\bas well)$")
 
 _TRAILING = re.compile(
     r"\s+(?:(?:in|since|from|until|by)\s+(?:january|february|march|april|may|june|july|august|september|october|"
     r"november|december|spring|summer|autumn|fall|winter|\d{4})\b.*|(?:last|next|this|a few|a couple of|two|three|"
     r"several)\s+(?:\w+\s+)?(?:week|weeks|month|months|year|years|day|days|weekend|spring|summer|fall|autumn|"
-    r"winter)\b.*|"
-    r"(?:now|again|anymore|any more|ago|recently|for good|after all|soon|today|yesterday|these days|"
+    r"winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b.*|"
+    r"(?:now|again|anymore|any more|ago|recently|for good|after all|soon|today|yesterday|tomorrow|tonight|last night|"
+    r"these days|"
     r"at the moment|full[- ]time|part[- ]time|instead|too|as well)\b.*|"
     r"(?:because|since|after|when|so|but|and then|with)\b.*)$",
     re.IGNORECASE)
@@ -165,14 +188,17 @@ _WORD = re.compile(r"[\w'’-]+")
 def _clean_value(v: str | None, slot: str) -> str | None:
     if v is None:
         return None
-    v = v.strip(" .,!;:\"'")
+    v = v.split(",")[0].strip(" .,!;:\"'")
+    v = re.sub(r"^.*?\b(?:called|named)\s+(?=[A-Z])", "", v)     # "a startup called Loomly" -> "Loomly"
     for _ in range(3):                         # "Seattle with Bob last week" -> "Seattle"
         shorter = _TRAILING.sub("", v).strip(" .,!;:")
         if shorter == v or not shorter:
             break
         v = shorter
     if slot in ("works_at", "lives_in"):
-        v = re.split(r"\s+(?:as|in|on|near)\s+(?=[a-z])", v)[0]   # "Google as an engineer" -> "Google"
+        v = re.split(r"\s+(?:as|in|on|near)\s+(?=[a-z])|\s+(?:for|because|with)\s+", v)[0]   # "Google as an engineer"
+    if slot == "occupation":
+        v = re.split(r"\s+(?:at|for|in|with|on)\s+", v)[0]              # "nurse at OHSU" -> "nurse"
     v = _ARTICLE.sub("", v)
     return " ".join(_WORD.findall(v.lower())) or None
 
@@ -226,7 +252,8 @@ def fulfilled_plans(slot: str | None, value: str | None) -> list[str]:
 
 
 def _subject(raw: str, speaker: str | None) -> str:
-    s = raw.strip()
+    s = re.sub(r"\s+and\s+.*$", "", raw.strip())          # "Alice and others" (we) is Alice's fact
+    s = re.sub(r"^.*['’]s\s+(?:[\w-]+\s+){1,2}(?=[A-Z])", "", s)    # "Alice's sister Carol" is Carol
     if s in ("I", "i") and speaker:
         s = speaker
     return " ".join(s.lower().replace("’", "'").split())
@@ -247,6 +274,8 @@ def detect_slot(text: str, speaker: str | None = None) -> SlotMatch | None:
     t = " ".join(text.strip().rstrip(".!;").split())
     if not t or t.endswith("?"):
         return None
+    if speaker:     # "Maria and Bob got married" / "Bob's wife and Bob are vegan": Bob's slot
+        t = re.sub(rf"^([\w'’ -]{{1,40}}?) and {re.escape(speaker)}\b", rf"{speaker} and \1", t)
     for slot, rx, value in _COMPILED:
         m = rx.match(t)
         if not m:
