@@ -1,6 +1,7 @@
-"""search(): recall through meaning, words and entities, fuse in SQL, optionally rerank.
+"""search(): recall through meaning, words and entities, fuse, optionally rerank.
 
-The scoring is in sql/queries/fuse_scores.sql (formula and ranges documented there):
+The formula is documented in sql/queries/fuse_scores.sql (the reference implementation); search
+runs the same formula in NumPy (memstore/retrieval/fusion.py) over small focused statements:
 every signal is in [0, 1] and the fused score is a weighted mean with a fixed denominator, so
 `threshold` means the same thing for every query: a result needs fused score >= threshold.
 """
@@ -20,7 +21,9 @@ import pyarrow as pa
 from memstore.config import is_weight
 from memstore.errors import MemstoreError
 from memstore.records import memory_record
+from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
+from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.sqlfiles import load_sql
@@ -74,13 +77,28 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
+ENGINES = ("numpy", "sql")
+
+
+def _bound(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Only the parameters the statement names (DuckDB rejects unused ones)."""
+    return {k: v for k, v in params.items() if re.search(rf"\${re.escape(k)}\b", sql)}
+
+
 def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
                     include_superseded: bool = False, show_expired: bool = False, as_of: dt.datetime | None = None,
                     channels: Sequence[str] = CHANNELS, weights: dict[str, float] | None = None,
-                    timings: dict[str, float] | None = None) -> pa.Table:
-    """Every candidate with its per-signal scores, channels and fused score (Arrow table)."""
+                    timings: dict[str, float] | None = None, engine: str = "numpy") -> pa.Table:
+    """Every candidate with its per-signal scores, channels and fused score (Arrow table).
+
+    engine "numpy" (default): the scope and the query's postings from small statements, vectors from
+    the scope cache, fusion in memstore/retrieval/fusion.py. engine "sql": the reference statement
+    sql/queries/fuse_scores.sql. Both return the same columns and values (tests/test_search_golden.py).
+    """
     check_query(query)
     limit = check_limit(limit, "top_k")
+    if engine not in ENGINES:
+        raise MemstoreError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
     if isinstance(channels, str):
         channels = (channels,)
     bad = [c for c in channels if c not in CHANNELS]
@@ -90,15 +108,53 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     timings = timings if timings is not None else {}
     where, params, scope = compile_filters(filters)
     posting_scope, scope_params = posting_scope_sql(scope)
-    params.update(scope_params)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
+    now = _utcnow()
+    params["now"] = now
     if as_of is not None:
         params["as_of"] = as_of
+    w = _weights(sc, weights, channels, query)
     t0 = time.perf_counter()
     vec = rt.embedder.embed([query]) if "semantic" in channels else [[0.0] * db.dim]
+    qvec = np.asarray(vec, np.float32).reshape(-1)[:db.dim]
     t1 = time.perf_counter()
     q = analyze_query(rt.nlp, query)
     t2 = time.perf_counter()
+    terms, ents = list(dict.fromkeys(q.terms)), q.entity_ids
+    timings.update(embed=t1 - t0, analyze=t2 - t1)
+    if engine == "sql":
+        params.update(scope_params)
+        params.update(candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                      w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
+                      w_slot=w["slot"], qslot=w.pop("_qslot"), w_ep=w["episode"],
+                      episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
+                      half_life_days=sc.half_life_days, use_sem="semantic" in channels,
+                      use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
+                      qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
+        sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
+            .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
+        table = db.arrow("fuse_scores", params, sql=sql)
+        timings.update(sql=time.perf_counter() - t2)
+        return table
+    scope_where = f"({where}) AND {vis}"
+    scope_rows = load_scope(db, where=scope_where, params=_bound(scope_where, params), qtext=query_words(query),
+                            qvec=qvec if "semantic" in channels else None)
+    hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params, terms=terms,
+                     entities=ents)
+    t3 = time.perf_counter()
+    fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")}, now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
+                      candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                      half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
+                      use={ch: ch in channels for ch in CHANNELS}, limit=int(limit))
+    table = fuse(scope_rows, hits, fp)
+    t4 = time.perf_counter()
+    timings.update(sql=t3 - t2, fusion=t4 - t3)
+    return table
+
+
+def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
+    """The fusion weights of this query: config, per-call overrides, channel and slot switches
+    ("_qslot" carries the attribute the query asks about, or None)."""
     from memstore.providers.fact_slots import question_slot
 
     qslot = question_slot(query)
@@ -122,20 +178,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
         w["slot"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
-    params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
-                  w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
-                  w_slot=w["slot"], qslot=qslot, w_ep=w["episode"], episode_minutes=float(sc.episode_minutes),
-                  w_person=w["person"], qtext=query_words(query),
-                  half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
-                  use_ent="entity" in channels, limit=int(limit))
-    ents = q.entity_ids
-    params.update(qvec=np.asarray(vec, np.float32).reshape(-1)[:db.dim], qterms=list(dict.fromkeys(q.terms)),
-                  qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
-    sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
-        .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
-    table = db.arrow("fuse_scores", params, sql=sql)
-    timings.update(embed=t1 - t0, analyze=t2 - t1, sql=time.perf_counter() - t2)
-    return table
+    return dict(w, _qslot=qslot)
 
 
 def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
