@@ -95,6 +95,16 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     the scope cache, fusion in memstore/retrieval/fusion.py. engine "sql": the reference statement
     sql/queries/fuse_scores.sql. Both return the same columns and values (tests/test_search_golden.py).
     """
+    return _candidates(rt, query, filters=filters, limit=limit, include_superseded=include_superseded,
+                       show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
+                       timings=timings, engine=engine)[0]
+
+
+def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
+                show_expired: bool, as_of: dt.datetime | None, channels: Sequence[str],
+                weights: dict[str, float] | None, timings: dict[str, float] | None, engine: str = "numpy",
+                records: bool = False) -> tuple[pa.Table, pa.Table | None]:
+    """(fused candidates, the scope's rows with their memory columns when `records`)."""
     check_query(query)
     limit = check_limit(limit, "top_k")
     if engine not in ENGINES:
@@ -135,12 +145,12 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
             .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
         table = db.arrow("fuse_scores", params, sql=sql)
         timings.update(sql=time.perf_counter() - t2)
-        return table
+        return table, None
     scope_where = f"({where}) AND {vis}"
-    scope_rows = load_scope(db, where=scope_where, params=_bound(scope_where, params), qtext=query_words(query),
-                            qvec=qvec if "semantic" in channels else None)
-    hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params, terms=terms,
-                     entities=ents)
+    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
+                                         qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
+                                         records=records)
+    hits = load_hits(db, scope_rows, scope_params=scope_params, terms=terms, entities=ents)
     t3 = time.perf_counter()
     fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")}, now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
                       candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
@@ -149,7 +159,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     table = fuse(scope_rows, hits, fp)
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)
-    return table
+    return table, (scope_table if records else None)
 
 
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
@@ -186,17 +196,20 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
     timings: dict[str, float] = {}
-    cands = candidate_table(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
-                            show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
-                            timings=timings).to_pylist()
+    table, scope_table = _candidates(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
+                                     show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
+                                     timings=timings, records=True)
+    cands = table.to_pylist()
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
-    rows = {r["id"]: r for r in rt.db.dicts("queries/get_memories_by_ids", {"ids": [c["id"] for c in cands]})} \
-        if cands else {}
+    rows: dict[str, dict[str, Any]] = {}
+    if cands and scope_table is not None:   # the same scan's rows: no second read by id
+        row_of = {mid: i for i, mid in enumerate(scope_table.column("id").to_pylist())}
+        picked = scope_table.take([row_of[c["id"]] for c in cands])
+        rows = {r["id"]: r for r in picked.drop_columns([c for c in picked.column_names if c.startswith("_")])
+                .to_pylist()}
     results = []
     for c in cands:
-        if c["id"] not in rows:  # deleted by another thread between scoring and reading: not a result
-            continue
         rec = memory_record(rows[c["id"]], c["score"])
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
