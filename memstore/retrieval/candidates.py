@@ -87,4 +87,4 @@ def load_hits(db: Any, scope: Scope, *, scope_params: dict[str, Any], terms: lis
                 ent_idx.append(idx_of[key])
     return Hits(terms=list(terms), kw_row=np.array(kw_row, np.int64), kw_term=np.array(kw_term, np.int64),
                 kw_tf=np.array(kw_tf, np.float64), ent_match=np.array([entities[e] for e in ent_ids], np.float64),
-                ent_row=np.array(ent_row, np.int64), ent_idx=np.array(ent_idx, np.int64))
+                ent_row=np.array(ent_row, np.int64), ent_idx=np.array(ent_idx, np.int64), ent_ids=ent_ids)

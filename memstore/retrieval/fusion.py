@@ -59,6 +59,26 @@ class Hits:
     ent_match: np.ndarray               # match strength per query entity
     ent_row: np.ndarray
     ent_idx: np.ndarray                 # index into ent_match
+    ent_ids: list[str] = field(default_factory=list)
+
+    def df(self) -> dict[str, int]:
+        """Postings per term in the scope."""
+        return dict(zip(self.terms, np.bincount(self.kw_term, minlength=len(self.terms)).tolist()))
+
+    def restrict(self, terms: list[str], entities: dict[str, float]) -> "Hits":
+        """The hits of these terms and entity ids only (strength from `entities`), reindexed."""
+        t_new = {t: i for i, t in enumerate(terms)}
+        t_map = np.array([t_new.get(t, -1) for t in self.terms] + [-1], np.int64)[self.kw_term] \
+            if len(self.kw_term) else np.zeros(0, np.int64)
+        kw = t_map >= 0
+        e_ids = list(entities)
+        e_new = {e: i for i, e in enumerate(e_ids)}
+        e_map = np.array([e_new.get(e, -1) for e in self.ent_ids] + [-1], np.int64)[self.ent_idx] \
+            if len(self.ent_idx) else np.zeros(0, np.int64)
+        ent = e_map >= 0
+        return Hits(terms=list(terms), kw_row=self.kw_row[kw], kw_term=t_map[kw], kw_tf=self.kw_tf[kw],
+                    ent_match=np.array([entities[e] for e in e_ids], np.float64), ent_row=self.ent_row[ent],
+                    ent_idx=e_map[ent], ent_ids=e_ids)
 
 
 @dataclass

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from memstore.config import is_weight
 from memstore.errors import MemstoreError
+from memstore.ids import entity_id
 from memstore.records import memory_record
 from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
@@ -130,13 +131,21 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     t1 = time.perf_counter()
     q = analyze_query(rt.nlp, query)
     t2 = time.perf_counter()
-    terms, ents = list(dict.fromkeys(q.terms)), q.entity_ids
     timings.update(embed=t1 - t0, analyze=t2 - t1)
+    scope_where = f"({where}) AND {vis}"
+    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
+                                         qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
+                                         records=records)
+    all_hits = load_hits(db, scope_rows, scope_params=scope_params, terms=q.terms, entities=q.entity_ids)
+    terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
+    ents = {entity_id(n): v for n, v in ent_norms.items()}
+    hits = all_hits.restrict(terms, ents)
+    t3 = time.perf_counter()
     if engine == "sql":
         params.update(scope_params)
         params.update(candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                       w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
-                      w_slot=w["slot"], qslot=w.pop("_qslot"), w_ep=w["episode"],
+                      w_slot=w["slot"], qslot=w["_qslot"], w_ep=w["episode"],
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
@@ -144,15 +153,10 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
         sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
             .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
         table = db.arrow("fuse_scores", params, sql=sql)
-        timings.update(sql=time.perf_counter() - t2)
+        timings.update(sql=time.perf_counter() - t3)
         return table, None
-    scope_where = f"({where}) AND {vis}"
-    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
-                                         qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
-                                         records=records)
-    hits = load_hits(db, scope_rows, scope_params=scope_params, terms=terms, entities=ents)
-    t3 = time.perf_counter()
-    fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")}, now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
+    fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")},
+                      now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
                       candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                       half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
                       use={ch: ch in channels for ch in CHANNELS}, limit=int(limit))
