@@ -27,6 +27,7 @@ from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
+from memstore.store.optimize import maybe_auto_cluster
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -163,6 +164,8 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     table = fuse(scope_rows, hits, fp)
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)
+    # large store in append order: re-cluster by scope in the background (readers never wait)
+    maybe_auto_cluster(db, min_rows=int(sc.auto_cluster_min_rows), share=float(sc.auto_cluster_share))
     return table, (scope_table if records else None)
 
 
