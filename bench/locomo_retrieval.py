@@ -140,7 +140,14 @@ def main() -> None:
     ap.add_argument("--convs", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     ap.add_argument("--embedder", default="local", choices=("local", "hashing"), help="embedder provider")
+    ap.add_argument("--store", default=None,
+                    help="keep the built store in this directory and reuse it on the next run (one per mode)")
+    ap.add_argument("--channels", nargs="+", default=list(MODES), choices=list(MODES),
+                    help="which channel settings to evaluate (default all)")
     args = ap.parse_args()
+    for name in list(MODES):
+        if name not in args.channels:
+            del MODES[name]
     data = json.loads(Path(args.data).read_text())
     if args.convs:
         data = data[: args.convs]
@@ -150,12 +157,22 @@ def main() -> None:
             cfg = {"messages_kept": 0, "embedder": {"provider": args.embedder}}
             if mode == "fact":
                 cfg["llm"] = {"provider": "openai", "base_url": srv.base_url, "api_key": "x", "max_retries": 0}
-            m = Memory(str(Path(tmp) / "locomo.duckdb"), config=cfg)
+            where = Path(args.store) if args.store else Path(tmp)
+            where.mkdir(parents=True, exist_ok=True)
+            path = where / f"locomo_{mode}_{args.embedder}_{len(data)}.duckdb"
+            saved = path.with_suffix(".ids.json")
+            reuse = args.store is not None and path.exists() and saved.exists()
+            m = Memory(str(path), config=cfg)
             t0 = time.perf_counter()
             ids: dict[str, set[str]] = {}
-            for sample in data:
-                ids.update(load_raw(m, sample) if mode == "raw" else load_facts(m, srv, sample))
-            print(f"[{mode}] stored {len(ids)} memories in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            if reuse:
+                ids = {k: set(v) for k, v in json.loads(saved.read_text()).items()}
+            else:
+                for sample in data:
+                    ids.update(load_raw(m, sample) if mode == "raw" else load_facts(m, srv, sample))
+                saved.write_text(json.dumps({k: sorted(v) for k, v in ids.items()}))
+            print(f"[{mode}] {'reused' if reuse else 'stored'} {len(ids)} memories in {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)
             table: dict = defaultdict(list)
             lat: list = []
             for sample in data:

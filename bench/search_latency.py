@@ -3,13 +3,16 @@
     python bench/search_latency.py                 # 100k and 1M
     python bench/search_latency.py --sizes 100000  # one size
 
-Reports fused search p50/p95 for the SQL part (candidates + fusion: the figure the target is about,
-excluding query embedding), the query analysis (spaCy) and the whole call, and the analyst
-cross-scope search_all (HNSW) recall@10 against the exact scan, with its latency.
+Reports p50/p95 of the store side of a fused search (the statements that read the scope and the
+query's postings, plus fusion in NumPy: the figure the target is about, excluding query embedding),
+fusion alone, the query analysis and the whole `search()` call (hashing query embedder), wall and
+CPU time (process CPU counts every thread: the fairer figure on a shared machine), the load
+average, and the analyst cross-scope search_all (HNSW) recall@10 against the exact scan.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -33,6 +36,36 @@ def pct(values: list[float], p: float) -> float:
     return v[min(len(v) - 1, int(p * len(v)))]
 
 
+def _query(rng: np.random.Generator) -> str:
+    return " ".join([f"w{rng.zipf(1.3) % 2000}" for _ in range(3)] + [f"entity{rng.zipf(1.5) % 5000}"])
+
+
+def measure(m: Memory, rng: np.random.Generator, users: int, queries: int, label: str) -> dict[str, float]:
+    """Store side (statements + fusion), fusion, analysis, whole search(): wall and CPU p50/p95."""
+    store_t, fuse_t, ana_t, total_t, cpu_t = [], [], [], [], []
+    for i in range(queries + 5):
+        q, user = _query(rng), f"user{rng.integers(0, users)}"
+        timings: dict[str, float] = {}
+        candidate_table(m._rt, q, filters={"user_id": user}, limit=20, timings=timings)
+        q2, user2 = _query(rng), f"user{rng.integers(0, users)}"
+        t, c = time.perf_counter(), time.process_time()
+        m.search(q2, filters={"user_id": user2}, top_k=20)
+        if i >= 5:  # warm-up excluded (the first search loads the scope cache)
+            total_t.append(time.perf_counter() - t)
+            cpu_t.append(time.process_time() - c)
+            store_t.append(timings["sql"] + timings.get("fusion", 0.0))
+            fuse_t.append(timings.get("fusion", 0.0))
+            ana_t.append(timings["analyze"])
+    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
+    print(f"[{label}] store side (statements + fusion, excl. embedding): {ms(store_t)}")
+    print(f"[{label}] fusion alone (NumPy):                              {ms(fuse_t)}")
+    print(f"[{label}] query analysis (tokenizer + lemma rules):          {ms(ana_t)}")
+    print(f"[{label}] whole search() (hashing embedder), wall:           {ms(total_t)}")
+    print(f"[{label}] whole search() (hashing embedder), process CPU:    {ms(cpu_t)}")
+    print(f"[{label}] load average: {os.getloadavg()}", flush=True)
+    return {"store_p50": pct(store_t, .5), "search_p50": pct(total_t, .5)}
+
+
 def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> None:
     path = str(Path(tmp) / f"s{size}.duckdb")
     print(f"\n## {size:,} memories over {users:,} users", flush=True)
@@ -45,32 +78,13 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> Non
         warnings.simplefilter("ignore")  # the synthetic store's vectors come from no embedder
         m = Memory(path, config={"embedder": {"provider": "hashing"}})
     rng = np.random.default_rng(1)
-    sql_t, ana_t, total_t = [], [], []
-    for i in range(queries + 5):
-        q = " ".join([f"w{rng.zipf(1.3) % 2000}" for _ in range(3)] + [f"entity{rng.zipf(1.5) % 5000}"])
-        user = f"user{rng.integers(0, users)}"
-        timings: dict[str, float] = {}
-        t = time.perf_counter()
-        candidate_table(m._rt, q, filters={"user_id": user}, limit=20, timings=timings)
-        if i >= 5:  # warm-up excluded
-            total_t.append(time.perf_counter() - t)
-            sql_t.append(timings["sql"])
-            ana_t.append(timings["analyze"])
-    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
-    print(f"fused search SQL (excl. query embedding), append order: {ms(sql_t)}")
-    print(f"query analysis (spaCy lemmas + entities):              {ms(ana_t)}")
-    print(f"whole call (hashing query embedder):                   {ms(total_t)}")
+    print(f"load average before: {os.getloadavg()}")
+    measure(m, rng, users, queries, "append order")
     t = time.perf_counter()
     m.optimize()
     print(f"optimize() (re-cluster by scope): {time.perf_counter() - t:.1f} s")
-    sql_t = []
-    for i in range(queries + 5):
-        q = " ".join([f"w{rng.zipf(1.3) % 2000}" for _ in range(3)] + [f"entity{rng.zipf(1.5) % 5000}"])
-        timings = {}
-        candidate_table(m._rt, q, filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20, timings=timings)
-        if i >= 5:
-            sql_t.append(timings["sql"])
-    print(f"fused search SQL (excl. query embedding), after optimize: {ms(sql_t)}")
+    measure(m, rng, users, queries, "after optimize")
+    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     if hnsw:
         exact_t, ann_t, recalls = [], [], []
         m.search_all("warm up", top_k=10)

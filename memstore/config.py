@@ -91,6 +91,10 @@ class SearchConfig:
     b: float = 0.75                # BM25
     hub_damping: float = 0.0       # extra mem0-style damping 1 / (1 + hub_damping * (degree - 1)^2); idf damping is always on
     half_life_days: float = 30.0   # recency
+    # Re-cluster by scope by itself (memstore/store/optimize.py) once the rows added since the last
+    # re-cluster pass this share of a table of at least auto_cluster_min_rows memories (0: never).
+    auto_cluster_min_rows: int = 50_000
+    auto_cluster_share: float = 0.25
 
 
 @dataclass
@@ -158,7 +162,8 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
     """Weights and knobs in range: fused scores stay in [0, 1] only with weights >= 0."""
     rules = {"w_semantic": (0, None), "w_keyword": (0, None), "w_entity": (0, None), "w_recency": (0, None),
              "w_slot": (0, None), "w_person": (0, None), "w_episode": (0, None), "candidate_k": (1, None), "k1": (0, None),
-             "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None)}
+             "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None),
+             "auto_cluster_min_rows": (0, None), "auto_cluster_share": (0, 1)}
     for name, (lo, hi) in rules.items():
         value = getattr(sc, name)
         ok = is_weight(value) and value >= lo and (hi is None or value <= hi)

@@ -1,45 +1,128 @@
-"""What a query asks for: its keyword lemmas and the entities it names.
+"""What a query asks for: its keyword terms and the entities it names.
+
+Keyword terms must match the index's lemmas (`SpacyNLP`'s rule: lower-cased lemma, no stop words).
+A query is too short for the tagger to pay: running tok2vec + tagger for ten words costs ~4-6 ms.
+Search runs the tokenizer and asks the rule lemmatizer for each word's lemma as a noun, a verb
+and an adjective (plus the word itself): a *term group*. Which form stands for the word is decided
+by the scope's own index: the form with the most postings there (`QueryAnalysis.resolve`), so
+"hiking" is searched as whichever of hiking / hike the scope's memories use. Every word keeps one
+term, so BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
+Entity candidates are every 1-4 word n-gram of the query (what NER would find in ten words, and
+a lower-case "alice" still finds Alice) plus each word's chosen term at match 0.9. No NER, no
+parser, whatever `nlp.disable` says; the shared pipeline is read, never changed. ~0.3-1 ms a
+query; repeated queries come from a per-process cache.
 
 >>> from memstore.providers.nlp import SpacyNLP
->>> q = analyze_query(SpacyNLP(), "Where does alice live now?")
->>> sorted(q.terms), "alice" in q.entity_norms
-(['alice', 'live'], True)
+>>> q = analyze_query(SpacyNLP(), "Where does alice love hiking now?")
+>>> q.term_groups, "alice" in q.entity_norms
+((('alice',), ('love',), ('hiking', 'hike')), True)
+>>> q.resolve({"hike": 3, "hiking": 1})[0]
+['alice', 'love', 'hike']
 """
 from __future__ import annotations
 
 import re
+import threading
+import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from memstore.ids import entity_id
 from memstore.providers.nlp import normalise_entity
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_MAX_NGRAM = 3
+_MAX_NGRAM = 4
+_CACHE_SIZE = 2048
 
 
-@dataclass
+@dataclass(frozen=True)
 class QueryAnalysis:
-    terms: list[str] = field(default_factory=list)
-    entity_norms: dict[str, float] = field(default_factory=dict)   # norm -> match strength
+    term_groups: tuple[tuple[str, ...], ...] = ()                  # per word: candidate index terms
+    entity_norms: dict[str, float] = field(default_factory=dict)   # n-gram norm -> match strength
+
+    @property
+    def terms(self) -> list[str]:
+        """Every candidate term (what the postings are read for)."""
+        return list(dict.fromkeys(t for g in self.term_groups for t in g))
 
     @property
     def entity_ids(self) -> dict[str, float]:
-        return {entity_id(n): s for n, s in self.entity_norms.items()}
+        """Entity id -> match strength of every candidate (n-grams, and each candidate term at 0.9)."""
+        return {entity_id(n): s for n, s in self.entities_for(self.terms).items()}
+
+    def resolve(self, df: dict[str, int]) -> tuple[list[str], dict[str, float]]:
+        """(one term per word: the form with the most postings in the scope, the first form on a
+        tie; the entity candidates for those terms as norm -> strength)."""
+        terms = []
+        for g in self.term_groups:
+            best = max(g, key=lambda t: (df.get(t, 0), -g.index(t)))
+            terms.append(best)
+        terms = list(dict.fromkeys(terms))
+        return terms, self.entities_for(terms)
+
+    def entities_for(self, terms: list[str]) -> dict[str, float]:
+        ents = dict(self.entity_norms)
+        for t in terms:  # lemma forms of single words ("hikes" -> "hike") as slightly weaker matches
+            ents.setdefault(t, 0.9)
+        return ents
 
 
-def analyze_query(nlp, query: str) -> QueryAnalysis:  # noqa: ANN001 - SpacyNLP
-    """Lemmas for BM25; entity candidates from NER plus every 1–3 word n-gram of the query (so a
-    lower-case "alice" still finds the entity Alice). N-grams that name no stored entity cost nothing:
-    they match no posting."""
-    a = nlp.analyze([query])[0]
-    ents: dict[str, float] = {e.norm: 1.0 for e in a.entities}
+_cache: OrderedDict[tuple[int, str], QueryAnalysis] = OrderedDict()
+_cache_lock = threading.Lock()
+_POS = ("NOUN", "VERB", "ADJ")
+
+
+def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
+    """Per word of the query the index terms it may stand for (SpacyNLP's term rule applied to each
+    candidate lemma). Without a lemmatizer the index holds lower-cased words: one form each."""
+    pipe = nlp.nlp
+    doc = pipe.make_doc(query[:2000])
+    lemmatizer = pipe.get_pipe("lemmatizer") if getattr(nlp, "has_lemmas", False) else None
+    rule = getattr(lemmatizer, "rule_lemmatize", None) if getattr(lemmatizer, "mode", "") == "rule" else None
+    groups = []
+    for tok in doc:
+        if tok.is_punct or tok.is_space:
+            continue
+        cands: list[str] = []
+        if lemmatizer is not None:
+            if rule is not None:
+                for pos in _POS:
+                    tok.pos_ = pos
+                    cands += rule(tok)
+            else:                      # a lookup lemmatizer needs no part of speech
+                cands.append(lemmatizer(pipe.make_doc(tok.text))[0].lemma_ or tok.text)
+        cands.append(tok.text)
+        forms = [w for c in dict.fromkeys(x.lower() for x in cands) for w in _WORD.findall(c)
+                 if not tok.is_stop and len(w) > 1 or w.isdigit()]
+        if forms:
+            groups.append(tuple(dict.fromkeys(forms)))
+    return groups
+
+
+def analyze_query(nlp: Any, query: str) -> QueryAnalysis:
+    """Term groups for BM25 and entity candidates from every 1-4 word n-gram of the query. N-grams
+    that name no stored entity cost nothing: they match no posting. Cached per process by
+    (pipeline, query)."""
+    key = (id(nlp), query)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        groups = _term_groups(nlp, query)
+    ents: dict[str, float] = {}
     words = _WORD.findall(query.lower())
     for n in range(1, _MAX_NGRAM + 1):
         for i in range(len(words) - n + 1):
             norm = normalise_entity(" ".join(words[i:i + n]))
             if norm and len(norm) > 2:
                 ents.setdefault(norm, 1.0)
-    # lemma forms of single words ("hikes" -> "hike") as slightly weaker matches
-    for t in a.terms:
-        ents.setdefault(t, 0.9)
-    return QueryAnalysis(terms=list(a.terms), entity_norms=ents)
+    out = QueryAnalysis(term_groups=tuple(groups), entity_norms=ents)
+    with _cache_lock:
+        _cache[key] = out
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return out

@@ -1,6 +1,7 @@
-"""search(): recall through meaning, words and entities, fuse in SQL, optionally rerank.
+"""search(): recall through meaning, words and entities, fuse, optionally rerank.
 
-The scoring is in sql/queries/fuse_scores.sql (formula and ranges documented there):
+The formula is documented in sql/queries/fuse_scores.sql (the reference implementation); search
+runs the same formula in NumPy (memstore/retrieval/fusion.py) over small focused statements:
 every signal is in [0, 1] and the fused score is a weighted mean with a fixed denominator, so
 `threshold` means the same thing for every query: a result needs fused score >= threshold.
 """
@@ -19,10 +20,14 @@ import pyarrow as pa
 
 from memstore.config import is_weight
 from memstore.errors import MemstoreError
+from memstore.ids import entity_id
 from memstore.records import memory_record
+from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
+from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
+from memstore.store.optimize import maybe_auto_cluster
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -74,13 +79,38 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
+ENGINES = ("numpy", "sql")
+
+
+def _bound(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Only the parameters the statement names (DuckDB rejects unused ones)."""
+    return {k: v for k, v in params.items() if re.search(rf"\${re.escape(k)}\b", sql)}
+
+
 def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
                     include_superseded: bool = False, show_expired: bool = False, as_of: dt.datetime | None = None,
                     channels: Sequence[str] = CHANNELS, weights: dict[str, float] | None = None,
-                    timings: dict[str, float] | None = None) -> pa.Table:
-    """Every candidate with its per-signal scores, channels and fused score (Arrow table)."""
+                    timings: dict[str, float] | None = None, engine: str = "numpy") -> pa.Table:
+    """Every candidate with its per-signal scores, channels and fused score (Arrow table).
+
+    engine "numpy" (default): the scope and the query's postings from small statements, vectors from
+    the scope cache, fusion in memstore/retrieval/fusion.py. engine "sql": the reference statement
+    sql/queries/fuse_scores.sql. Both return the same columns and values (tests/test_search_golden.py).
+    """
+    return _candidates(rt, query, filters=filters, limit=limit, include_superseded=include_superseded,
+                       show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
+                       timings=timings, engine=engine)[0]
+
+
+def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
+                show_expired: bool, as_of: dt.datetime | None, channels: Sequence[str],
+                weights: dict[str, float] | None, timings: dict[str, float] | None, engine: str = "numpy",
+                records: bool = False) -> tuple[pa.Table, pa.Table | None]:
+    """(fused candidates, the scope's rows with their memory columns when `records`)."""
     check_query(query)
     limit = check_limit(limit, "top_k")
+    if engine not in ENGINES:
+        raise MemstoreError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
     if isinstance(channels, str):
         channels = (channels,)
     bad = [c for c in channels if c not in CHANNELS]
@@ -90,15 +120,58 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
     timings = timings if timings is not None else {}
     where, params, scope = compile_filters(filters)
     posting_scope, scope_params = posting_scope_sql(scope)
-    params.update(scope_params)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
+    now = _utcnow()
+    params["now"] = now
     if as_of is not None:
         params["as_of"] = as_of
+    w = _weights(sc, weights, channels, query)
     t0 = time.perf_counter()
     vec = rt.embedder.embed([query]) if "semantic" in channels else [[0.0] * db.dim]
+    qvec = np.asarray(vec, np.float32).reshape(-1)[:db.dim]
     t1 = time.perf_counter()
     q = analyze_query(rt.nlp, query)
     t2 = time.perf_counter()
+    timings.update(embed=t1 - t0, analyze=t2 - t1)
+    scope_where = f"({where}) AND {vis}"
+    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
+                                         qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
+                                         records=records)
+    all_hits = load_hits(db, scope_rows, scope_params=scope_params, terms=q.terms, entities=q.entity_ids)
+    terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
+    ents = {entity_id(n): v for n, v in ent_norms.items()}
+    hits = all_hits.restrict(terms, ents)
+    t3 = time.perf_counter()
+    if engine == "sql":
+        params.update(scope_params)
+        params.update(candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                      w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
+                      w_slot=w["slot"], qslot=w["_qslot"], w_ep=w["episode"],
+                      episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
+                      half_life_days=sc.half_life_days, use_sem="semantic" in channels,
+                      use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
+                      qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
+        sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
+            .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
+        table = db.arrow("fuse_scores", params, sql=sql)
+        timings.update(sql=time.perf_counter() - t3)
+        return table, None
+    fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")},
+                      now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
+                      candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                      half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
+                      use={ch: ch in channels for ch in CHANNELS}, limit=int(limit))
+    table = fuse(scope_rows, hits, fp)
+    t4 = time.perf_counter()
+    timings.update(sql=t3 - t2, fusion=t4 - t3)
+    # large store in append order: re-cluster by scope in the background (readers never wait)
+    maybe_auto_cluster(db, min_rows=int(sc.auto_cluster_min_rows), share=float(sc.auto_cluster_share))
+    return table, (scope_table if records else None)
+
+
+def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
+    """The fusion weights of this query: config, per-call overrides, channel and slot switches
+    ("_qslot" carries the attribute the query asks about, or None)."""
     from memstore.providers.fact_slots import question_slot
 
     qslot = question_slot(query)
@@ -122,20 +195,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
         w["slot"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
-    params.update(now=_utcnow(), candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
-                  w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
-                  w_slot=w["slot"], qslot=qslot, w_ep=w["episode"], episode_minutes=float(sc.episode_minutes),
-                  w_person=w["person"], qtext=query_words(query),
-                  half_life_days=sc.half_life_days, use_sem="semantic" in channels, use_kw="keyword" in channels,
-                  use_ent="entity" in channels, limit=int(limit))
-    ents = q.entity_ids
-    params.update(qvec=np.asarray(vec, np.float32).reshape(-1)[:db.dim], qterms=list(dict.fromkeys(q.terms)),
-                  qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
-    sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
-        .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
-    table = db.arrow("fuse_scores", params, sql=sql)
-    timings.update(embed=t1 - t0, analyze=t2 - t1, sql=time.perf_counter() - t2)
-    return table
+    return dict(w, _qslot=qslot)
 
 
 def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
@@ -143,17 +203,20 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
     timings: dict[str, float] = {}
-    cands = candidate_table(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
-                            show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
-                            timings=timings).to_pylist()
+    table, scope_table = _candidates(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
+                                     show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
+                                     timings=timings, records=True)
+    cands = table.to_pylist()
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
-    rows = {r["id"]: r for r in rt.db.dicts("queries/get_memories_by_ids", {"ids": [c["id"] for c in cands]})} \
-        if cands else {}
+    rows: dict[str, dict[str, Any]] = {}
+    if cands and scope_table is not None:   # the same scan's rows: no second read by id
+        row_of = {mid: i for i, mid in enumerate(scope_table.column("id").to_pylist())}
+        picked = scope_table.take([row_of[c["id"]] for c in cands])
+        rows = {r["id"]: r for r in picked.drop_columns([c for c in picked.column_names if c.startswith("_")])
+                .to_pylist()}
     results = []
     for c in cands:
-        if c["id"] not in rows:  # deleted by another thread between scoring and reading: not a result
-            continue
         rec = memory_record(rows[c["id"]], c["score"])
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],

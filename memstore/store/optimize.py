@@ -5,11 +5,26 @@ memories and postings are spread over every row group and a per-user search deco
 them. Sorting by (user_id, agent_id, run_id) lets the scan skip almost everything. It is a
 maintenance step (like VACUUM): searches are correct without it, only slower. Cost is a rewrite of
 the three tables; run it after bulk ingest (`memstore optimize`).
+
+It also happens by itself: search checks (at most once a minute per store, one count) whether the
+rows added since the last re-cluster, the unclustered tail, pass `search.auto_cluster_share` of a
+table of at least `search.auto_cluster_min_rows` memories, and if so re-clusters in a background
+thread. Readers are never blocked (DuckDB's MVCC: searches read the old snapshot until the rewrite
+commits); writers wait for it, as for `optimize()`. A store with the analyst HNSW index is left to
+`optimize()` (rebuilding the index takes minutes), as is a read-only one.
+
+>>> due(total=100_000, clustered=0, min_rows=50_000, share=0.25), due(100_000, 90_000, 50_000, 0.25)
+(True, False)
 """
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import Any
+
+log = logging.getLogger("memstore.optimize")
+CHECK_EVERY_S = 60.0
 
 CLUSTERED_TABLES = ("memories", "keyword_postings", "entity_postings")
 ORDER = "user_id NULLS LAST, agent_id NULLS LAST, run_id NULLS LAST"
@@ -35,9 +50,82 @@ def optimize_store(db: Any) -> dict[str, Any]:
                     con.execute(f'INSERT INTO "{table}" SELECT * FROM "_sorted_{table}"')
                     con.execute(f'DROP TABLE "_sorted_{table}"')
                     out[table] = db.scalar(f'SELECT count(*) FROM "{table}"')
+                db.run("queries/set_clustered_rows", {"rows": out["memories"]})
             db.con.execute("CHECKPOINT")
         finally:        # the index comes back whether the rewrite committed or rolled back
             if had_hnsw:
                 ensure_hnsw(db)
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
+
+
+def due(total: int, clustered: int, min_rows: int, share: float) -> bool:
+    """Is a re-cluster due: a table of at least min_rows whose unclustered tail passes share?"""
+    return min_rows > 0 and total >= min_rows and total - min(clustered, total) > share * total
+
+
+class AutoCluster:
+    """Per-store state of the automatic re-cluster: when it last checked, the running thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.checked_at = -float("inf")
+        self.thread: threading.Thread | None = None
+        self.runs: list[dict[str, Any]] = []
+        self.error: BaseException | None = None
+
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a running re-cluster (tests and benchmarks)."""
+        t = self.thread
+        if t is not None:
+            t.join(timeout)
+
+
+def auto_state(db: Any) -> AutoCluster:
+    state = getattr(db, "_auto_cluster", None)
+    if state is None:
+        state = db._auto_cluster = AutoCluster()
+    return state
+
+
+def maybe_auto_cluster(db: Any, *, min_rows: int, share: float, every_s: float = CHECK_EVERY_S) -> bool:
+    """Start a background re-cluster when one is due (see the module doc). Returns True if started.
+    Costs nothing between checks and one count(*) per check."""
+    if min_rows <= 0 or db.read_only:
+        return False
+    state = auto_state(db)
+    now = time.monotonic()
+    with state.lock:
+        if state.running() or now - state.checked_at < every_s:
+            return False
+        state.checked_at = now
+    from memstore.retrieval.search_all import INDEX_NAME
+
+    total = int(db.scalar("SELECT count(*) FROM memories") or 0)
+    if total < min_rows:
+        return False
+    clustered = int(db.meta("clustered_rows") or 0)
+    if not due(total, clustered, min_rows, share):
+        return False
+    if db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME]):
+        return False            # rebuilding the HNSW index takes minutes: left to optimize()
+
+    def work() -> None:
+        try:
+            out = optimize_store(db)
+            state.runs.append(out)
+            log.info("automatic re-cluster of %s: %s", db.path, out)
+        except BaseException as exc:  # noqa: BLE001 - a background maintenance step must not crash anything
+            state.error = exc
+            log.warning("automatic re-cluster of %s failed (%s: %s); searches stay correct, only slower",
+                        db.path, type(exc).__name__, exc)
+
+    with state.lock:
+        if state.running():
+            return False
+        state.thread = threading.Thread(target=work, name="memstore-auto-cluster", daemon=True)
+        state.thread.start()
+    return True

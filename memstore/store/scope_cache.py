@@ -201,6 +201,35 @@ class ScopeCache:
         with self.lock:
             return self.entry(db, scope_key).nearest(vectors, now, k)
 
+    # -- read side (search) ---------------------------------------------------------------------------
+    def vectors_for(self, db: Any, scope_keys: Any, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Unit vectors of the memories (scope_keys[i], ids[i]) as a (len(ids), dim) matrix and a
+        mask of the rows found (a superseded memory keeps its vector: embeddings change only through
+        update(), which drops the cache). Scopes not cached are loaded; with the cache off
+        (max_rows 0) nothing is found, so the caller reads the vectors from the store.
+
+        >>> from memstore.store.database import Database
+        >>> db = Database(":memory:", dim=2, embedder="t")
+        >>> vecs, found = db.scope_cache.vectors_for(db, ["u=a|a=|r="], ["nope"])
+        >>> vecs.shape, found.tolist()
+        ((1, 2), [False])
+        """
+        out = np.zeros((len(ids), db.dim), np.float32)
+        found = np.zeros(len(ids), bool)
+        if self.max_rows == 0 or not ids:
+            return out, found
+        keys = np.asarray(scope_keys, dtype=object)
+        with self.lock:
+            for key in dict.fromkeys(keys.tolist()):
+                e = self.entry(db, key)
+                rows = np.flatnonzero(keys == key)
+                idx = np.array([e.by_id.get(ids[r], -1) for r in rows], np.int64)
+                ok = idx >= 0
+                out[rows[ok]] = e.vecs[idx[ok]]
+                found[rows[ok]] = True
+            self.stats["vector_reads"] += 1
+        return out, found
+
     def _load(self, db: Any, scope_key: str | None) -> None:
         table = db.arrow("queries/cache_all_memories") if scope_key is None else \
             db.arrow("queries/cache_scope_memories", {"scope_key": scope_key})

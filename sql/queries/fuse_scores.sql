@@ -1,4 +1,7 @@
 -- Hybrid retrieval: candidates from three channels, every candidate scored on every signal, fused.
+-- The reference implementation: search() runs the same formula in NumPy over small statements
+-- (memstore/retrieval/fusion.py, candidates.py); tests/test_search_golden.py keeps the two equal.
+-- Ties at a channel's candidate_k cut are broken by id, as in fusion.py.
 --
 -- Inputs: /*WHERE*/ = compiled filters AND visibility (alias m); /*POSTING_SCOPE*/ = the identity
 --   equalities on postings (alias p); {dim} = the store's vector width. The query comes as list
@@ -43,7 +46,7 @@ sem AS (
     SELECT id, cosine FROM scope WHERE $use_sem
 ),
 sem_top AS (
-    SELECT id FROM sem ORDER BY cosine DESC LIMIT $candidate_k
+    SELECT id FROM sem ORDER BY cosine DESC, id LIMIT $candidate_k
 ),
 stats AS (
     SELECT count(*)::DOUBLE AS n, greatest(coalesce(avg(doc_len), 1), 1)::DOUBLE AS avgdl FROM scope
@@ -72,7 +75,7 @@ kw AS (
     FROM bm25 b
 ),
 kw_top AS (
-    SELECT id FROM kw WHERE $use_kw ORDER BY bm25 DESC LIMIT $candidate_k
+    SELECT id FROM kw WHERE $use_kw ORDER BY bm25 DESC, id LIMIT $candidate_k
 ),
 ent_hits AS MATERIALIZED (
     SELECT p.memory_id AS id, p.entity_id, qe.match
@@ -101,7 +104,7 @@ ent AS (
     GROUP BY e.id
 ),
 ent_top AS (
-    SELECT id FROM ent WHERE $use_ent AND entity > 0 ORDER BY entity DESC LIMIT $candidate_k
+    SELECT id FROM ent WHERE $use_ent AND entity > 0 ORDER BY entity DESC, id LIMIT $candidate_k
 ),
 candidates AS (
     SELECT id, bool_or(ch = 'semantic') AS by_semantic, bool_or(ch = 'keyword') AS by_keyword,

@@ -1,0 +1,90 @@
+"""A search's inputs to fusion from small focused statements: the filtered scope (one scan, no
+vectors), the postings of the query's terms and entities, and the scope's vectors from the
+in-process scope cache (the store only for memories the cache does not hold).
+
+The statements are sql/queries/search_scope.sql, search_hits.sql and (rarely) search_cosines.sql; memstore/retrieval/fusion.py scores what they return.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from memstore.retrieval.fusion import Hits, Scope
+from memstore.store.sqlfiles import load_sql
+
+
+def _sql(name: str, **parts: str) -> str:
+    text = load_sql(f"queries/{name}")
+    for marker, value in parts.items():
+        text = text.replace(f"/*{marker}*/", value)
+    return text
+
+
+def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec: np.ndarray | None,
+               use_cache: bool = True, records: bool = False) -> tuple[Scope, pa.Table]:
+    """The filtered scope's rows (and the Arrow table they came from: with every memory column but
+    the embedding when `records`); cosines from the scope cache's unit vectors when it holds them."""
+    dim = int(db.dim)
+    from_cache = qvec is not None and use_cache and db.scope_cache.max_rows > 0
+    cosine_sql = "NULL::FLOAT" if qvec is None or from_cache else \
+        f"array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}])"
+    p = dict(params, qtext=qtext)
+    if qvec is not None and not from_cache:
+        p["qvec"] = qvec
+    table = db.arrow("search_scope", p, sql=_sql("search_scope", WHERE=where, COSINE=cosine_sql,
+                                       RECORD=", m.* EXCLUDE (embedding, id, scope_key)" if records else ""))
+    ids = table.column("id").to_pylist()
+    cos = None
+    if qvec is not None:
+        if from_cache:
+            vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
+            q = np.asarray(qvec, np.float32)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            cos = vecs @ q
+            if not found.all():          # not cached (e.g. written since by another path): read them
+                missing = [ids[i] for i in np.flatnonzero(~found)]
+                got = dict(db.rows("search_cosines", {"ids": missing, "qvec": qvec},
+                                   sql=load_sql("queries/search_cosines").replace("{dim}", str(dim))))
+                for i in np.flatnonzero(~found):
+                    cos[i] = got.get(ids[i]) or 0.0
+        else:
+            cos = table.column("_cosine").to_numpy(zero_copy_only=False).astype(np.float32)
+            cos = np.nan_to_num(cos, nan=0.0)
+    col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
+    scope = Scope(ids=ids, doc_len=col("_doc_len").astype(np.float64),
+                  valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
+                  slot_family=table.column("_slot_family").to_pylist(),
+                  person=col("_person").astype(np.float64), cosine=cos)
+    return scope, table
+
+
+def load_hits(db: Any, scope: Scope, *, scope_params: dict[str, Any], terms: list[str],
+              entities: dict[str, float]) -> Hits:
+    """Postings of the query's terms and entities (one statement), restricted to the filtered scope."""
+    from memstore.retrieval.filters import posting_scope_sql
+
+    ent_ids = list(entities)
+    kw_row, kw_term, kw_tf, ent_row, ent_idx = [], [], [], [], []
+    if (terms or ent_ids) and scope.n:
+        identity = {k[3:]: v for k, v in scope_params.items()}
+        sql = _sql("search_hits", POSTING_SCOPE=posting_scope_sql(identity, "p")[0],
+                   POSTING_SCOPE_E=posting_scope_sql(identity, "e")[0])
+        row_of = {mid: i for i, mid in enumerate(scope.ids)}
+        term_of = {t: i for i, t in enumerate(terms)}
+        idx_of = {e: i for i, e in enumerate(ent_ids)}
+        for kind, mid, key, tf in db.rows("search_hits", dict(scope_params, qterms=terms, qent_ids=ent_ids), sql=sql):
+            r = row_of.get(mid)
+            if r is None:
+                continue
+            if kind == 0:
+                kw_row.append(r)
+                kw_term.append(term_of[key])
+                kw_tf.append(tf)
+            else:
+                ent_row.append(r)
+                ent_idx.append(idx_of[key])
+    return Hits(terms=list(terms), kw_row=np.array(kw_row, np.int64), kw_term=np.array(kw_term, np.int64),
+                kw_tf=np.array(kw_tf, np.float64), ent_match=np.array([entities[e] for e in ent_ids], np.float64),
+                ent_row=np.array(ent_row, np.int64), ent_idx=np.array(ent_idx, np.int64), ent_ids=ent_ids)
