@@ -41,7 +41,8 @@ from memstore.timeutil import parse_time
 # reset() keeps the schema and these records, which hold no memory content: erasure receipts
 # (proof of past erasures), the export registry (forget() must still find those files) and
 # retention policies (settings). Every other base table is emptied, found from the catalog.
-RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies"})
+RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
+                         "pending_erasures"})
 
 
 def _now() -> dt.datetime:
