@@ -8,6 +8,7 @@ full disk anywhere after the first transaction leaves the erasure pending; `fini
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -169,8 +170,9 @@ def finish_erasure(db: Any, pending: dict[str, Any], *, resumed: bool = True) ->
         receipt["verified"] = verification["ok"] = False
         reason = mask(str(failure))[:500]
         verification["rewrite_error"] = reason
-        with db.transaction("forget:attempt"):
-            db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
+        with contextlib.suppress(MemstoreError):      # on a full disk even this may not be writable
+            with db.transaction("forget:attempt"):
+                db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
         if isinstance(failure, StoreFullError):
             failure.receipt = receipt          # type: ignore[attr-defined]
             raise failure

@@ -78,11 +78,11 @@ def rewrite_database(db: Any) -> dict[str, Any]:
     tmp = f"{path}.rewrite-tmp"
     t0 = time.perf_counter()
     with db.write_lock:
-        db.con.execute("CHECKPOINT")
-        before = os.path.getsize(path)
         for leftover in (tmp, tmp + ".wal"):
             remove_scrubbing(leftover)
-        check_free_space(path, needed_space(path), "rewriting the store")
+        check_free_space(path, needed_space(path), "rewriting the store")   # before the checkpoint: on a
+        db.run("rewrite:checkpoint", sql="CHECKPOINT")        # full disk it would invalidate the database
+        before = os.path.getsize(path)
         if getattr(db.scope_cache, "holders", 1) > 1:
             raise RewriteError(f"could not rewrite {path}: another connection in this process holds the file",
                                hint="a second Memory on the same path? close it, then retry with `memstore scrub` "
