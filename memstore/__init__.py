@@ -4,10 +4,31 @@
 """
 from memstore.async_memory import AsyncMemory
 from memstore.config import MemoryConfig
-from memstore.errors import (ConfigError, FilterError, IdentityError, LLMError, LLMUnavailableError, MemstoreError,
-                             NotFoundError, StoreWriteError)
+from memstore.errors import (  # noqa: F401  every class of memstore.errors
+    AuthError,
+    ConfigError,
+    DuplicateMemoryError,
+    ErasurePendingError,
+    ExportError,
+    FilterError,
+    IdentityError,
+    InvalidIdError,
+    InvalidInputError,
+    LLMError,
+    LLMUnavailableError,
+    MemstoreError,
+    NotFoundError,
+    QueryError,
+    ReadOnlyError,
+    ServerError,
+    ServerUnavailableError,
+    StoreFullError,
+    StoreInvalidatedError,
+    StoreLockedError,
+    StoreMismatchError,
+    StoreNotFoundError,
+    StoreWriteError)
 from memstore.memory import Memory
 
-__all__ = ["Memory", "AsyncMemory", "MemoryConfig", "MemstoreError", "ConfigError", "IdentityError", "FilterError",
-           "NotFoundError", "LLMError", "LLMUnavailableError", "StoreWriteError"]
+__all__ = ["Memory", "AsyncMemory", "MemoryConfig", "AuthError", "ConfigError", "DuplicateMemoryError", "ErasurePendingError", "ExportError", "FilterError", "IdentityError", "InvalidIdError", "InvalidInputError", "LLMError", "LLMUnavailableError", "MemstoreError", "NotFoundError", "QueryError", "ReadOnlyError", "ServerError", "ServerUnavailableError", "StoreFullError", "StoreInvalidatedError", "StoreLockedError", "StoreMismatchError", "StoreNotFoundError", "StoreWriteError"]
 __version__ = "0.1.0"
