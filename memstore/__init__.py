@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstore.errors import (AuthError, ConfigError, FilterError, IdentityError, LLMError, LLMUnavailableError,
-                             MemstoreError, NotFoundError, ServerError, ServerUnavailableError, StoreLockedError,
-                             StoreNotFoundError, StoreWriteError)
+from memstore import errors as _errors
 
-__all__ = ["Memory", "AsyncMemory", "MemoryConfig", "MemoryAPI", "MemoryClient", "connect", "MemstoreError",
-           "ConfigError", "IdentityError", "FilterError", "NotFoundError", "LLMError", "LLMUnavailableError",
-           "StoreWriteError", "StoreLockedError", "StoreNotFoundError", "ServerError", "ServerUnavailableError",
-           "AuthError"]
+# Every error class of memstore.errors is exported from here (and imported in milliseconds).
+_ERRORS = sorted(n for n, v in vars(_errors).items()
+                 if isinstance(v, type) and issubclass(v, Exception) and v.__module__ == "memstore.errors")
+globals().update({n: getattr(_errors, n) for n in _ERRORS})
+
+__all__ = ["Memory", "AsyncMemory", "MemoryConfig", "MemoryAPI", "MemoryClient", "connect", *_ERRORS]
 __version__ = "0.1.0"
 
 # Imported on first use, so `memstore --help` and a CLI talking to a server stay fast.

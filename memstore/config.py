@@ -6,7 +6,7 @@
 >>> MemoryConfig.from_dict({"llm": {"modle": "gpt"}})
 Traceback (most recent call last):
 ...
-memstore.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, json_mode, max_retries, model, provider, temperature, timeout
+memstore.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout
 """
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ class LLMConfig:
     max_retries: int = 2
     temperature: float = 0.0
     json_mode: bool = True
+    deadline: float | None = None      # total seconds for one extractor call (= one add()); None: timeout x (retries+1)
+    max_facts: int = 200               # an answer with more facts is malformed (nothing stored)
+    max_fact_chars: int = 2000         # a longer fact makes the answer malformed
+    max_answer_bytes: int = 1_000_000  # the answer is cut off there (malformed, first 64 KB kept)
 
 
 @dataclass

@@ -106,3 +106,28 @@ class ServerUnavailableError(ServerError):
 
 class AuthError(ServerError):
     """The server refused the bearer token (missing, wrong) or the call is not allowed for it."""
+
+
+# -- hardening: disk full, invalid input, bad ids (issue 20) ------------------------------------
+class StoreInvalidatedError(MemstoreError):
+    """DuckDB invalidated the open database after a fatal write error (disk full, I/O error).
+    What was committed before is kept; memstore reopens the file on the next call."""
+
+
+class StoreFullError(StoreInvalidatedError, OSError):
+    """Not enough free disk space for a write or a rewrite. Fields: needed_bytes (when known),
+    free_bytes, path. Free space, then call again: the store reopens, a pending erasure finishes."""
+
+
+class InvalidIdError(MemstoreError, ValueError):
+    """A memory id that cannot be one (not a string, empty, too long, control characters)."""
+
+
+class InvalidInputError(MemstoreError, ValueError):
+    """A text argument memstore cannot store or search (empty, lone surrogates, not text);
+    the message names the argument."""
+
+
+class ErasurePendingError(MemstoreError):
+    """An erasure is journaled but not finished (the file could not be rewritten yet); it finishes
+    at the next open, `doctor(repair=True)` or `scrub()`."""

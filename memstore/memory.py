@@ -42,7 +42,8 @@ from memstore.timeutil import parse_time
 # reset() keeps the schema and these records, which hold no memory content: erasure receipts
 # (proof of past erasures), the export registry (forget() must still find those files) and
 # retention policies (settings). Every other base table is emptied, found from the catalog.
-RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies"})
+RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
+                         "pending_erasures"})
 
 
 def _now() -> dt.datetime:
@@ -140,25 +141,48 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
     def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
                metadata: dict[str, Any] | None = None, expiration_date: Any = None,
-               actor_id: str | None = None) -> dict[str, Any]:
+               actor_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> dict[str, Any]:
         """Change a memory's text and/or metadata in one transaction; identity is immutable.
-        Changed text is re-embedded and its entities and keywords re-linked."""
+        Changed text is re-embedded and its entities and keywords re-linked. With `user_id=` /
+        `agent_id=` / `run_id=`, the memory must belong to that scope (else NotFoundError)."""
+        from memstore.checks import check_text
         from memstore.governance.update_memory import update_memory
 
+        self._scoped_memory(memory_id, user_id, agent_id, run_id)
         new_text = text if text is not None else data
+        if new_text is not None:
+            check_text(new_text, "text")
         if metadata is not None:
             check_metadata(metadata)
         exp_at = parse_time(expiration_date, "expiration_date") if expiration_date is not None else None
         return update_memory(self._rt, memory_id, new_text, metadata, exp_at, actor_id)
 
-    def delete(self, memory_id: str, *, actor_id: str | None = None) -> dict[str, Any]:
-        """Delete one memory and every row that names it (postings, keywords, links) in one transaction."""
+    def delete(self, memory_id: str, *, actor_id: str | None = None, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+        """Delete one memory and every row that names it (postings, keywords, links) in one transaction.
+        With `user_id=` / `agent_id=` / `run_id=`, it must belong to that scope (else NotFoundError)."""
         from memstore.governance.delete_memories import delete_memories
 
+        self._scoped_memory(memory_id, user_id, agent_id, run_id)
         n = delete_memories(self._rt, ids=[memory_id], actor_id=actor_id)
         if n == 0:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return {"message": "Memory deleted successfully!", "deleted": n}
+
+    def _scoped_memory(self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any) -> dict[str, Any] | None:
+        """Check the id; with a scope given, the memory row, which must exist in that scope: else
+        NotFoundError, the same as for an unknown id (ids cannot be probed across scopes)."""
+        from memstore.checks import check_id, check_scope_args, scope_matches
+
+        check_id(memory_id)
+        scope = check_scope_args(user_id, agent_id, run_id)
+        if not scope:
+            return None
+        rows = self.db.dicts("queries/get_memory", {"id": memory_id})
+        if not rows or not scope_matches(rows[0], **scope):
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+        return rows[0]
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None, actor_id: str | None = None) -> dict[str, Any]:
@@ -183,8 +207,13 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         return {"message": "Memory store reset", "tables": [t for _, t in tables]}
 
     # -- read ----------------------------------------------------------------------------------
-    def get(self, memory_id: str) -> dict[str, Any] | None:
-        """One memory by id (any status), or None."""
+    def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None) -> dict[str, Any] | None:
+        """One memory by id (any status), or None. With `user_id=` / `agent_id=` / `run_id=` it
+        must belong to that scope: else NotFoundError (also for an unknown id)."""
+        row = self._scoped_memory(memory_id, user_id, agent_id, run_id)
+        if row is not None:
+            return memory_record(row)
         rows = self.db.dicts("queries/get_memory", {"id": memory_id})
         return memory_record(rows[0]) if rows else None
 
@@ -224,8 +253,10 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
         >>> # m.search("what does alice eat?", filters={"user_id": "alice"}, top_k=5)
         """
+        from memstore.checks import check_text
         from memstore.retrieval.search import run_search
 
+        check_text(query, "query", allow_empty=True)
         filters = _merge_identity(filters, user_id, agent_id, run_id)
         return run_search(self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
                           threshold=self.config.threshold if threshold is None else threshold,
@@ -273,9 +304,18 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def reranker(self, fn: Any) -> None:
         self._rt.reranker = fn
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...)."""
-        return [history_record(r) for r in self.db.dicts("queries/history", {"memory_id": memory_id})]
+    def history(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> list[dict[str, Any]]:
+        """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...). With
+        `user_id=` / `agent_id=` / `run_id=` the events must be of that scope: else NotFoundError."""
+        from memstore.checks import check_id, check_scope_args, scope_matches
+
+        check_id(memory_id)
+        scope = check_scope_args(user_id, agent_id, run_id)
+        rows = self.db.dicts("queries/history", {"memory_id": memory_id})
+        if scope and (not rows or not all(scope_matches(r, **scope) for r in rows)):
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+        return [history_record(r) for r in rows]
 
 
 def add_result(state: AddState) -> dict[str, Any]:

@@ -19,6 +19,14 @@ class Runtime:
     _extractor: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __post_init__(self) -> None:
+        # An erasure a crash or a full disk interrupted is finished before the store serves
+        # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
+        # doctor() reports it.
+        from memstore.governance.forget_scope import finish_pending
+
+        finish_pending(self.db, raise_errors=False)
+
     @property
     def nlp(self) -> Any:
         with self._lock:

@@ -310,7 +310,7 @@ def test_cli_forget_needs_yes_then_erases(tmp_path, capsys):
     assert scan_tree(tmp_path, ["Snorklewhistles"]) == {}
 
 
-def test_a_second_connection_blocks_the_rewrite_and_the_receipt_says_so(tmp_path):
+def test_a_second_connection_blocks_the_rewrite_and_the_erasure_stays_pending(tmp_path):
     from memstore.governance.forget_scope import ErasureIncompleteError
 
     path = str(tmp_path / "two.duckdb")
@@ -323,9 +323,14 @@ def test_a_second_connection_blocks_the_rewrite_and_the_receipt_says_so(tmp_path
     assert info.value.receipt["verified"] is False and info.value.receipt["method"] == "rewrite_failed"
     assert a.get_all(user_id="jorunn")["results"] == []                  # the rows are gone already
     assert [r["memory"] for r in b.get_all(user_id="kai")["results"]] == ["Kai keeps bees"]
-    assert "unverified_receipts" in set(a.doctor()["check"])
+    report = a.doctor()
+    assert set(report["check"]) == {"pending_erasures"} and report["severity"].to_list() == ["error"]
+    assert a.erasure_receipts() == []                                    # no receipt until it is finished
     b.close()
-    a.scrub()
+    a.scrub()                                                            # finishes the pending erasure
+    [receipt] = a.erasure_receipts(user_id="jorunn")
+    assert receipt["verified"] is True and receipt["id"] == info.value.receipt["id"]
+    assert a.doctor().height == 0
     assert scan_tree(tmp_path, ["Blorptangles"]) == {}
     a.close()
 

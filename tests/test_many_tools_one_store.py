@@ -37,7 +37,7 @@ def test_notebook_ingest_and_dashboard_at_the_same_time(tmp_path, monkeypatch):
         monkeypatch.setenv("MEMSTORE_PATH", store)
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()      # the dashboard
         assert not at.exception, [e.value for e in at.exception]
-        assert any("served by http://127.0.0.1" in c.value for c in at.sidebar.caption)
+        assert any("through the memstore server at http://127.0.0.1" in c.value for c in at.sidebar.caption)
         nb_out, nb_err = notebook.communicate(timeout=300)
         ing_out, ing_err = ingest.communicate(timeout=300)
         assert notebook.returncode == 0 and "NOTEBOOK OK 30" in nb_out, nb_err[-2000:]

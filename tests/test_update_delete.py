@@ -120,8 +120,8 @@ def test_update_cannot_change_identity(memory, boston, key):
         memory.update(boston, text="Alice lives in Paris", metadata={key: "mallory"})
     assert memory.get(boston) == before
     assert [h["event"] for h in memory.history(boston)] == ["ADD"]
-    with pytest.raises(TypeError):
-        memory.update(boston, text="Alice lives in Paris", user_id="mallory")  # no such parameter
+    with pytest.raises(NotFoundError):          # user_id= is the caller's scope: it must match, never moves it
+        memory.update(boston, text="Alice lives in Paris", user_id="mallory")
     assert memory.get(boston)["user_id"] == "alice"
 
 

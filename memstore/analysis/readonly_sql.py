@@ -10,7 +10,10 @@ so read-only is enforced here, in three layers:
    `read_parquet`, `read_text`, `glob`, `query`, `getenv`, ...) and no table that is not one of the
    store's tables or views or a CTE (DuckDB would read `FROM 'file.csv'` as a file).
    `allow_files=True` lifts the file rule, for joining the store with a CSV on purpose.
-3. The query runs inside a transaction that is always rolled back.
+3. DuckDB itself enforces it: the query runs on a fresh in-memory connection with
+   enable_external_access=false (unless allow_files), extension auto-install/auto-load off and the
+   configuration locked; the store relations the query names are handed to it as Arrow (only the
+   columns it can refer to), so it cannot reach the store file, the file system or the network.
 
 >>> check_readonly("SELECT count(*) FROM memories", known={"memories"}).sql()
 'SELECT COUNT(*) FROM memories'
@@ -21,6 +24,7 @@ memstore.errors.ReadOnlyError: m.sql() runs read-only queries, not DELETE statem
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -121,19 +125,109 @@ def known_relations(db: Any) -> tuple[set[str], set[str]]:
 
 
 def run_readonly(db: Any, sql: str, params: Any = None, *, allow_files: bool = False) -> pl.DataFrame:
-    """Check `sql` (see the module docstring), run it in a transaction that is rolled back, return Polars."""
+    """Check `sql` (see the module docstring) and run it on a locked-down connection, return Polars."""
     from memstore.store.views import ensure_views
 
     ensure_views(db)
     known, listed = known_relations(db)
-    check_readonly(sql, known=known, allow_files=allow_files, listed=listed)
-    con = db.con
-    con.execute("BEGIN TRANSACTION")
+    tree = check_readonly(sql, known=known, allow_files=allow_files, listed=listed)
+    own = {n for n in listed}
+    used = _store_relations(tree, own)
+    con = locked_connection(allow_files=allow_files)
     try:
-        table = db.run("sql", params, sql=sql).to_arrow_table()
+        columns = _needed_columns(tree)
+        for pruned in ((columns, None) if columns is not None else (None,)):
+            _load_relations(db, con, used, pruned)
+            try:
+                cur = con.execute(sql, params) if params is not None else con.execute(sql)
+                return pl.from_arrow(cur.to_arrow_table())  # type: ignore[return-value]
+            except duckdb.BinderException:
+                if pruned is None:
+                    raise
+                continue                 # a column the pruning missed: load whole relations, once
+            except duckdb.Error as exc:
+                raise _query_error(sql, params, exc) from exc
+        raise AssertionError("unreachable")
+    except duckdb.BinderException as exc:
+        raise _query_error(sql, params, exc) from exc
     finally:
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:  # the failed query already ended the transaction
-            pass
-    return pl.from_arrow(table)  # type: ignore[return-value]
+        con.close()
+
+
+# -- layer 3: DuckDB enforces it --------------------------------------------------------------------
+LOCKED_SETTINGS = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
+                   "allow_community_extensions": "false", "allow_unsigned_extensions": "false"}
+
+
+def locked_connection(*, allow_files: bool = False) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory DuckDB for one analyst query: it never auto-installs or auto-loads an
+    extension, cannot touch the file system unless `allow_files` (enable_external_access=false:
+    file readers, COPY, ATTACH, INSTALL, LOAD all fail in DuckDB itself), and its configuration is
+    locked (SET cannot undo any of it). The store's relations the query names are handed to it
+    as Arrow, so nothing it does can reach the store file.
+
+    >>> con = locked_connection()
+    >>> con.execute("SELECT current_setting('enable_external_access'), "
+    ...             "current_setting('autoinstall_known_extensions')").fetchone()
+    (False, False)
+    """
+    config = dict(LOCKED_SETTINGS)
+    if not allow_files:
+        config["enable_external_access"] = "false"
+    con = duckdb.connect(":memory:", config=config)
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+def _store_relations(tree: exp.Expression, own: set[str]) -> set[str]:
+    ctes = {str(c.alias).lower() for c in tree.find_all(exp.CTE)}
+    out = set()
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier):
+            name = str(table.this.this).lower()
+            if name in own and not (name in ctes and not table.args.get("db")):
+                out.add(name)
+    for col in tree.find_all(exp.Column):          # DESCRIBE/SUMMARIZE name tables as columns sometimes
+        if str(col.name).lower() in own and not col.table:
+            out.add(str(col.name).lower())
+    return out
+
+
+def _needed_columns(tree: exp.Expression) -> set[str] | None:
+    """Lower-case column names the query can refer to, or None when it may need every column
+    (`*`, DESCRIBE / SUMMARIZE / PIVOT, COLUMNS(...), a row as a struct)."""
+    if not isinstance(tree, (exp.Query, exp.Subquery)) or tree.find(exp.Pivot) is not None:
+        return None
+    for star in tree.find_all(exp.Star):
+        if not isinstance(star.parent, exp.Count):
+            return None
+    for fn in tree.find_all(exp.Anonymous):
+        if str(fn.name).lower() in ("columns", "unpack"):
+            return None
+    names = {str(c.name).lower() for c in tree.find_all(exp.Column)}
+    names |= {str(i.this).lower() for i in tree.find_all(exp.Identifier)}
+    return names
+
+
+def _load_relations(db: Any, con: duckdb.DuckDBPyConnection, names: set[str], columns: set[str] | None) -> None:
+    from memstore.analysis.quoting import sql_ident
+
+    for name in sorted(names):
+        cols = [r[0] for r in db.rows("sql:columns", sql=f"DESCRIBE SELECT * FROM {sql_ident(name)}")]
+        if not cols:
+            continue
+        pick = cols if columns is None else [c for c in cols if c.lower() in columns] or cols[:1]
+        data = db.arrow("sql:load", sql=f"SELECT {', '.join(sql_ident(c) for c in pick)} FROM {sql_ident(name)}")
+        with contextlib.suppress(Exception):
+            con.unregister(name)
+        con.register(name, data)
+
+
+def _query_error(sql: str, params: Any, exc: BaseException) -> Exception:
+    from memstore.errors import QueryError
+
+    if isinstance(exc, duckdb.PermissionException):
+        return ReadOnlyError(f"m.sql() cannot read files, install or load extensions here: {str(exc).splitlines()[0]}",
+                             hint="pass allow_files=True (CLI: --allow-files) to read local files on purpose; "
+                                  "extensions are never installed or loaded by m.sql()")
+    return QueryError("sql", sql, params, exc)

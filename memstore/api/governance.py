@@ -38,9 +38,12 @@ class GovernanceAPI:
         after DELETE and CHECKPOINT), and the files are scanned for the scope's id and distinctive
         strings. `receipt["verified"]` is True only when nothing was found. `scrub=False` skips the
         rewrite (faster, e.g. before a batch; then call `scrub()`), and the receipt will say so.
-        The rewrite closes and reopens this Memory's connection: statements other threads run at
-        that moment fail and should be retried; a second Memory on the same file in this process
-        blocks the rewrite (ErasureIncompleteError, receipt stored with verified=False).
+        The deletes and a journal entry commit together; a crash or a full disk after that leaves
+        the erasure pending, and the next open of the store (or doctor(repair=True), scrub())
+        finishes it before anything else runs. The rewrite reopens this Memory's connection
+        (keeping the file locked): statements other threads run at that moment fail and should be
+        retried; a second Memory on the same file in this process blocks the rewrite
+        (ErasureIncompleteError; the erasure stays pending).
         """
         from memstore.governance.forget_scope import forget_scope
 
@@ -66,9 +69,14 @@ class GovernanceAPI:
 
     def scrub(self) -> dict[str, Any]:
         """Rewrite the database file so deleted rows leave no bytes behind (forget does this itself;
-        use after delete/delete_all/apply_retention when their bytes must go too)."""
+        use after delete/delete_all/apply_retention when their bytes must go too). A pending
+        erasure (interrupted by a crash or a full disk) is finished first: its receipt is stored."""
+        from memstore.governance.forget_scope import finish_pending
         from memstore.governance.rewrite_database import rewrite_database
 
+        done = finish_pending(self._rt.db)
+        if any(r["method"] == "rewrite" for r in done):      # that rewrite already scrubbed the file
+            return {"method": "rewrite", "finished_erasures": [r["id"] for r in done]}
         return rewrite_database(self._rt.db)
 
     def set_retention(self, target: str, retain_days: int | None, *, user_id: str | None = None,

@@ -66,6 +66,9 @@ def render(ctx: PageContext) -> None:
                " · said_at: when the newest input message was written")
     if run["error"]:
         st.error(f"Extractor error: {run['error']}")
+        if run.get("raw_answer"):
+            with st.expander("raw model answer (first 64 KB)"):
+                st.code(run["raw_answer"][:20_000], language="json")
     elif run["status"] == "empty":
         st.warning("The extractor found nothing to remember in these messages.")
     left, right = st.columns(2)

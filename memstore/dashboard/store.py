@@ -40,10 +40,13 @@ class OpenStore:
     @property
     def where(self) -> str:
         """One line for the sidebar: which file, and who owns it."""
+        from pathlib import Path
+
+        served = Path(self.path).resolve()
         if self.server_url:
-            return f"store: `{os.path.abspath(self.path)}` — served by {self.server_url}"
-        return (f"store: `{os.path.abspath(self.path)}` — opened by this dashboard (other processes cannot write "
-                f"it meanwhile; `memstore ui` or `memstore serve` shares it)")
+            return f"Serving `{served}` — through the memstore server at {self.server_url}"
+        return (f"Serving `{served}` — opened by this dashboard (other processes cannot write it meanwhile; "
+                f"`memstore ui` or `memstore serve` shares it)")
 
 
 def choose_store_path(typed: str | None, env: Mapping[str, str] | None = None) -> str:

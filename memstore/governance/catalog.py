@@ -21,7 +21,8 @@ from memstore.identity import IDENTITY_KEYS
 MEMORY_REF_COLUMNS = ("memory_id", "src_id", "dst_id")
 # Bookkeeping tables: no personal content by design (the byte scan checks them like the rest).
 BOOKKEEPING_TABLES = frozenset({("main", "store_meta"), ("main", "schema_migrations"),
-                                ("main", "erasure_receipts"), ("main", "exports")})
+                                ("main", "erasure_receipts"), ("main", "exports"),
+                                ("main", "pending_erasures")})
 
 
 quote_ident = sql_ident      # one quoting helper for the package: memstore.analysis.quoting

@@ -165,12 +165,23 @@ def repair_leftover_files(rt: Any) -> None:
         remove_scrubbing(p)
 
 
+def find_pending_erasures(rt: Any) -> Rows:
+    from memstore.governance.erasure_journal import pending_erasures
+
+    return [tuple(r) for r in rt.db.rows("queries/doctor/pending_erasures")] if pending_erasures(rt.db) else []
+
+
+def repair_pending_erasures(rt: Any) -> None:
+    """Runs outside the repair transaction (it rewrites the file): see run_doctor."""
+
+
 def _history_on(rt: Any) -> bool:
     return rt.config.history != "off"
 
 
 # Repairs run in this order (scope keys before the postings that copy them, postings before entities).
 CHECKS: tuple[Check, ...] = (
+    Check("pending_erasures", "error", find_pending_erasures, repair_pending_erasures),
     Check("embedding_dimension", "error", find_embedding_dim),
     Check("bad_embeddings", "error", _sql_check("bad_embeddings"), repair_bad_embeddings),
     _sql("missing_identity", "error", repair=False),
@@ -218,6 +229,10 @@ def run_doctor(rt: Any, *, repair: bool = False, checks: tuple[Check, ...] = CHE
     found = find_violations(rt, checks)
     if not repair:
         return pl.DataFrame(found, schema=COLUMNS)
+    if any(v["check"] == "pending_erasures" for v in found):
+        from memstore.governance.forget_scope import finish_pending
+
+        finish_pending(rt.db, raise_errors=False)   # its own transactions and rewrite
     seen = {key(v): v for v in found}
     current = found
     for _ in range(3):

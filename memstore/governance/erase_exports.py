@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from memstore.governance.catalog import MEMORY_REF_COLUMNS, is_attributable, quote_ident, sql_string
+from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
 from memstore.identity import IDENTITY_KEYS
@@ -69,9 +71,12 @@ def registered_exports(db: Any) -> list[tuple[str, str, str]]:
 
 
 def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_ids: list[str],
-                  needles: list[str]) -> ExportErasure:
-    """Rewrite every registered export without the scope. Returns what was done."""
+                  needles: list[str], *, resumed: bool = False) -> ExportErasure:
+    """Rewrite every registered export without the scope. Returns what was done. `resumed`: an
+    interrupted erasure is being finished, so a file whose checksum differs from its manifest entry
+    but holds none of the scope's rows is this erasure's own rewrite: its entry is brought up to date."""
     out = ExportErasure()
+    rename_named_exports(db, scope, out)
     con = duckdb.connect(":memory:")
     try:
         con.register("erase_memory_ids", pa.table({"id": pa.array(memory_ids, pa.string())}))
@@ -84,7 +89,7 @@ def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_
                 out.problems.append(f"export {export_id}: no manifest at {manifest_path}")
                 continue
             try:
-                _erase_one(db, con, Path(path), manifest_path, scope, out, needles)
+                _erase_one(db, con, Path(path), manifest_path, scope, out, needles, resumed)
             except (OSError, ValueError, duckdb.Error) as exc:   # one broken export must not stop the rest
                 out.problems.append(f"export {export_id} at {path}: {type(exc).__name__}: {exc}")
     finally:
@@ -92,8 +97,39 @@ def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_
     return out
 
 
+def names_value(value: str) -> re.Pattern[str]:
+    """A pattern finding `value` as a whole word of a name (not inside a longer word).
+
+    >>> bool(names_value("alice").search("dsar-Alice")), bool(names_value("al").search("dsar-alice"))
+    (True, False)
+    """
+    return re.compile(r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])", re.IGNORECASE)
+
+
+def rename_named_exports(db: Any, scope: dict[str, str], out: ExportErasure) -> None:
+    """A registered export folder whose name holds one of the scope's values (`dsar-alice/`) is
+    renamed `export-<export id>` and re-registered, so neither the disk nor the registry keeps the
+    id. The new name is fixed by the export id, so an interrupted erasure resumes: a folder already
+    renamed is only re-registered."""
+    for export_id, path, _kind in registered_exports(db):
+        old = Path(path)
+        if not any(v and names_value(v).search(old.name) for v in scope.values()):
+            continue
+        target = old.parent / f"export-{export_id}"
+        if old.exists() and not target.exists():
+            os.replace(old, target)
+            fsync_dir(target.parent)
+        if target.exists():
+            with db.transaction("forget:rename_export"):
+                db.run("queries/update_export_path", {"id": export_id, "path": str(target)})
+            out.files.append({"path": str(old), "table": None, "rows_removed": 0, "action": "renamed",
+                              "renamed_to": str(target)})
+
+
 def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_path: Path,
-               scope: dict[str, str], out: ExportErasure, needles: list[str]) -> None:
+               scope: dict[str, str], out: ExportErasure, needles: list[str], resumed: bool = False) -> None:
+    for leftover in root.rglob("*.erase-tmp"):      # an interrupted rewrite's copy
+        remove_scrubbing(leftover)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     entries: list[dict | None] = [dict(e) for e in manifest.get("files", [])]
     # entities go last: which ones to drop depends on the postings dropped from this export
@@ -107,6 +143,11 @@ def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_pat
         file = Path(rel) if os.path.isabs(rel) else root / rel
         table = entry.get("table") or file.stem
         if not file.is_file():
+            if resumed:     # this erasure removed it before it was interrupted: drop the entry
+                out.files.append({"path": str(file), "table": table, "rows_removed": None, "action": "removed"})
+                entries[i] = None
+                changed = True
+                continue
             out.problems.append(f"{file}: listed in {manifest_path} but missing")
             continue
         out.all_files.append(str(file))
@@ -146,6 +187,9 @@ def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_pat
             entries[i] = None
             changed = True
             continue
+        if not removed and resumed and entry.get("sha256") and sha256_file(file) != entry["sha256"]:
+            entry["rows"], entry["sha256"] = int(total), sha256_file(file)
+            changed = True
         if removed:
             codec = con.execute(f"SELECT compression FROM parquet_metadata({sql_string(str(file))}) LIMIT 1").fetchone()
             codec = (codec[0] if codec and codec[0] else "ZSTD").lower()

@@ -24,6 +24,7 @@ as with delete().
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,10 @@ class ErasedScope:
     needles: list[str] = field(default_factory=list)
 
 
-def erase_scope(rt: Any, scope: dict[str, str]) -> ErasedScope:
-    """Delete the scope's rows everywhere (one transaction) and return counts, ids and needles."""
+def erase_scope(rt: Any, scope: dict[str, str],
+                before_commit: Callable[[ErasedScope], None] | None = None) -> ErasedScope:
+    """Delete the scope's rows everywhere (one transaction) and return counts, ids and needles.
+    `before_commit(out)` runs inside the transaction after the deletes (forget journals there)."""
     db = rt.db
     out = ErasedScope(scope=dict(scope))
     params = {k: scope.get(k) for k in IDENTITY_KEYS}
@@ -92,7 +95,9 @@ def erase_scope(rt: Any, scope: dict[str, str]) -> ErasedScope:
             with registered(db, "erase_entity_ids", pa.table({"id": pa.array(out.entity_ids, pa.string())})):
                 for (schema, table), conds in entity_tables:
                     _delete(db, out, schema, table, conds + ['"entity_id" IN (SELECT id FROM erase_entity_ids)'], named)
-    out.needles = pick_needles(texts + names, [v for _, v in sorted(named.items())])
+        out.needles = pick_needles(texts + names, [v for _, v in sorted(named.items())])
+        if before_commit is not None:
+            before_commit(out)
     return out
 
 

@@ -1,10 +1,14 @@
 """forget(): erase a scope everywhere, make its bytes unrecoverable, prove it, keep a receipt.
 
-erase rows (ONE transaction) → rewrite Parquet exports → rewrite the database file → verify
-(byte scan + row counts) → store the receipt (no personal content; the scope as a keyed hash).
+erase rows + journal the erasure (ONE transaction, see erasure_journal.py) → rewrite Parquet
+exports → rewrite the database file → verify (byte scan + row counts) → store the receipt and end
+the journal entry (ONE transaction; no personal content: the scope as a keyed hash). A crash or a
+full disk anywhere after the first transaction leaves the erasure pending; `finish_pending`
+(called when a store opens, by doctor(repair=True), scrub() and the next forget()) completes it.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -12,9 +16,16 @@ import secrets
 import time
 from typing import Any
 
-from memstore.errors import MemstoreError
-from memstore.governance.erase_exports import erase_exports
-from memstore.governance.erase_scope import erase_scope
+from memstore.errors import ErasurePendingError, MemstoreError, StoreFullError
+from memstore.governance.erase_exports import erase_exports, names_value
+from memstore.governance.erase_scope import ErasedScope, erase_scope
+from memstore.governance.erasure_journal import (
+    drop_orphan_sidecars,
+    pending_erasures,
+    read_sidecar,
+    remove_sidecar,
+    write_sidecar,
+)
 from memstore.governance.receipt_key import key_fingerprint, load_receipt_key, scope_hash
 from memstore.governance.rewrite_database import RewriteError, rewrite_database
 from memstore.governance.verify_erasure import verify_erasure
@@ -24,22 +35,30 @@ from memstore.ids import new_id
 _EPHEMERAL_KEY = secrets.token_bytes(32)   # in-memory stores without MEMSTORE_RECEIPT_KEY
 
 
-class ErasureIncompleteError(MemstoreError):
+class ErasureIncompleteError(ErasurePendingError):
     """The scope's rows are deleted but the file could not be rewritten, so old bytes may remain.
-    The receipt (verified=False) is stored and attached as `.receipt`."""
+    The erasure stays journaled (it finishes at the next open, doctor(repair=True) or scrub());
+    `.receipt` is what the receipt would say now (verified=False; not stored yet)."""
 
     def __init__(self, message: str, *, receipt: dict[str, Any], hint: str = "") -> None:
         self.receipt = receipt
         super().__init__(message, hint=hint, receipt_id=receipt["id"])
 
 
-def mask_identity_segments(path: str) -> str:
-    """Hide identity values that a partitioned export put in a path.
+def mask_identity_segments(path: str, scope: dict[str, str] | None = None) -> str:
+    """Hide identity values a path holds: partition segments (`user_id=alice`) and, given the
+    scope, any word of the path equal to one of its values (`dsar-alice`).
 
     >>> mask_identity_segments("/x/memories/user_id=alice/part-0.parquet")
     '/x/memories/user_id=<erased>/part-0.parquet'
+    >>> mask_identity_segments("/x/dsar-alice.v2/m.parquet", {"user_id": "alice"})
+    '/x/dsar-<erased>.v2/m.parquet'
     """
-    return re.sub(r"(?<=[/\\])(" + "|".join(IDENTITY_KEYS) + r")=[^/\\]*", r"\1=<erased>", path)
+    out = re.sub(r"(?<=[/\\])(" + "|".join(IDENTITY_KEYS) + r")=[^/\\]*", r"\1=<erased>", path)
+    for value in (scope or {}).values():
+        if value:
+            out = names_value(value).sub("<erased>", out)
+    return out
 
 
 def receipt_key(db_path: str) -> bytes:
@@ -50,53 +69,125 @@ def receipt_key(db_path: str) -> bytes:
 def forget_scope(rt: Any, scope: dict[str, str], *, actor_id: str | None = None, scrub: bool = True) -> dict[str, Any]:
     """Erase `scope` ({"user_id": ...} etc.) and return the stored receipt (see module doc)."""
     db = rt.db
-    requested = _now()
-    timings: dict[str, float] = {}
+    with db.write_lock:
+        finish_pending(db, raise_errors=False)     # an earlier erasure first (one rewrite covers both)
+        key = receipt_key(db.path)
+        row = {"id": new_id(), "scope_hash": scope_hash(key, scope), "scope_keys": sorted(scope),
+               "key_id": key_fingerprint(key), "requested_at": _now(), "actor_id": actor_id, "scrub": bool(scrub)}
+        t = time.perf_counter()
+        wrote: list[str] = []
+
+        def journal(out: ErasedScope) -> None:
+            """Inside the delete transaction: the sealed sidecar (durable first), then the row."""
+            db.checkpoint("forget:journal")
+            write_sidecar(db.path, row["id"], key, {
+                "scope": scope, "needles": out.needles, "memory_ids": out.memory_ids, "entity_ids": out.entity_ids})
+            wrote.append(row["id"])
+            db.run("queries/insert_pending_erasure", {
+                **row, "rows_removed": json.dumps(dict(sorted(out.rows_removed.items()))),
+                "untouched": json.dumps(out.untouched), "timings_ms": json.dumps({"delete": _ms(t)})})
+
+        try:
+            erase_scope(rt, scope, before_commit=journal)
+        except BaseException:
+            for eid in wrote:                 # the transaction rolled back: nothing to finish
+                remove_sidecar(db.path, eid)
+            raise
+        pending = next(p for p in pending_erasures(db) if p["id"] == row["id"])
+        return finish_erasure(db, pending, resumed=False)
+
+
+def finish_pending(db: Any, *, raise_errors: bool = True) -> list[dict[str, Any]]:
+    """Finish every journaled erasure (oldest first) and scrub sidecars nobody needs; returns the
+    receipts stored. A read-only store cannot finish them (doctor reports them).
+    With `raise_errors=False`, a failure is recorded on the journal row and the rest continue."""
+    if db.read_only:
+        return []
+    out = []
+    with db.write_lock:
+        for p in pending_erasures(db):
+            try:
+                out.append(finish_erasure(db, p))
+            except MemstoreError:
+                if raise_errors:
+                    raise
+        drop_orphan_sidecars(db)
+    return out
+
+
+def finish_erasure(db: Any, pending: dict[str, Any], *, resumed: bool = True) -> dict[str, Any]:
+    """Exports, rewrite, verification, receipt for one journaled erasure (idempotent: a crash at any
+    point leaves it pending and running this again completes it)."""
+    eid = pending["id"]
+    key = receipt_key(db.path)
+    payload = read_sidecar(db.path, eid, key)
+    problems: list[str] = []
+    if payload is None:
+        problems.append("the sealed sidecar of this erasure is missing or was sealed with another receipt key: "
+                        "exports were not filtered and the byte scan had nothing to look for")
+        payload = {"scope": {}, "needles": [], "memory_ids": [], "entity_ids": []}
+    scope = payload["scope"]
+    timings = dict(pending["timings_ms"])
     t = time.perf_counter()
-    erased = erase_scope(rt, scope)
-    timings["delete"] = _ms(t)
+    if scope:
+        exports = erase_exports(db, scope, payload["memory_ids"], payload["entity_ids"], payload["needles"],
+                                resumed=resumed)
+    else:
+        from memstore.governance.erase_exports import ExportErasure
+
+        exports = ExportErasure()
+    timings["exports"] = timings.get("exports", 0) + _ms(t)
     t = time.perf_counter()
-    exports = erase_exports(db, scope, erased.memory_ids, erased.entity_ids, erased.needles)
-    timings["exports"] = _ms(t)
-    t = time.perf_counter()
-    failure: RewriteError | None = None
+    failure: Exception | None = None
     try:
-        rewrite = rewrite_database(db) if scrub else {"method": "skipped"}
-    except RewriteError as exc:
+        rewrite = rewrite_database(db) if pending["scrub"] else {"method": "skipped"}
+    except (RewriteError, StoreFullError) as exc:
         failure, rewrite = exc, {"method": "rewrite_failed"}
     timings["rewrite"] = _ms(t)
     t = time.perf_counter()
-    verification = verify_erasure(db, scope, erased.needles, export_files=exports.all_files,
+    verification = verify_erasure(db, scope, payload["needles"], export_files=exports.all_files,
                                   export_live=exports.live, export_rows_left=exports.rows_left)
     timings["verify"] = _ms(t)
-    timings["total"] = round(sum(timings.values()), 1)
-    verification["hits"] = {mask_identity_segments(f): n for f, n in verification["hits"].items()}
-    verification["scope_rows_left"] = {mask_identity_segments(f): n for f, n in verification["scope_rows_left"].items()}
-    verification["untouched_tables"] = erased.untouched
-    verification["export_problems"] = [mask_identity_segments(p) for p in exports.problems]
+    timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 1)
+    mask = lambda p: mask_identity_segments(p, scope)  # noqa: E731
+    verification["hits"] = {mask(f): n for f, n in verification["hits"].items()}
+    verification["scope_rows_left"] = {mask(f): n for f, n in verification["scope_rows_left"].items()}
+    verification["untouched_tables"] = pending["untouched"]
+    verification["export_problems"] = [mask(p) for p in exports.problems + problems]
     verification["bytes_before"] = rewrite.get("bytes_before")
     verification["bytes_after"] = rewrite.get("bytes_after")
-    if exports.problems:
+    verification["attempts"] = int(pending.get("attempts") or 0) + 1
+    if exports.problems or problems:
         verification["ok"] = False              # an export that could not be read or rewritten
-    if failure is not None:
-        verification["ok"] = False
-        verification["rewrite_error"] = str(failure.__cause__ or failure)[:500]
-    key = receipt_key(db.path)
-    files = [dict(f, path=mask_identity_segments(f["path"])) for f in exports.files]
+    files = [dict(f, path=mask(f["path"])) for f in exports.files]
     receipt = {
-        "id": new_id(), "scope_hash": scope_hash(key, scope), "scope_keys": sorted(scope),
-        "key_id": key_fingerprint(key), "requested_at": requested, "completed_at": _now(), "actor_id": actor_id,
-        "rows_removed": dict(sorted(erased.rows_removed.items())), "files_rewritten": files,
-        "method": rewrite["method"], "verified": bool(verification["ok"]), "verification": verification,
-        "timings_ms": timings}
+        "id": eid, "scope_hash": pending["scope_hash"], "scope_keys": list(pending["scope_keys"]),
+        "key_id": pending["key_id"], "requested_at": pending["requested_at"], "completed_at": _now(),
+        "actor_id": pending["actor_id"], "rows_removed": dict(sorted(pending["rows_removed"].items())),
+        "files_rewritten": files, "method": rewrite["method"], "verified": bool(verification["ok"]),
+        "verification": verification, "timings_ms": timings}
+    if failure is not None:
+        receipt["verified"] = verification["ok"] = False
+        reason = mask(str(failure))[:500]
+        verification["rewrite_error"] = reason
+        with contextlib.suppress(MemstoreError):      # on a full disk even this may not be writable
+            with db.transaction("forget:attempt"):
+                db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
+        if isinstance(failure, StoreFullError):
+            failure.receipt = receipt          # type: ignore[attr-defined]
+            raise failure
+        raise ErasureIncompleteError(f"erasure {eid}: rows deleted, file not rewritten: {reason}",
+                                     receipt=receipt,
+                                     hint="the erasure stays pending and finishes at the next open, "
+                                          "doctor(repair=True) or scrub()") from failure
     with db.transaction("forget:receipt"):
+        db.checkpoint("forget:receipt")
         db.run("queries/insert_receipt", {
             **receipt, "rows_removed": json.dumps(receipt["rows_removed"]),
             "files_rewritten": json.dumps(files), "verification": json.dumps(verification),
             "timings_ms": json.dumps(timings)})
-    if failure is not None:
-        raise ErasureIncompleteError(f"erasure receipt {receipt['id']}: rows deleted, file not rewritten: {failure}",
-                                     receipt=receipt) from failure
+        db.run("queries/finish_pending_erasure", {"id": eid})
+    remove_sidecar(db.path, eid)
     return receipt
 
 

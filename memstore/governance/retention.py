@@ -93,6 +93,7 @@ def apply_retention(db: Any, *, now: dt.datetime | None = None, dry_run: bool = 
                 db.checkpoint("write:retention_messages")
                 with registered(db, "due", pa.table({"id": pa.array(msg_ids, pa.string())})):
                     db.run("queries/retention_delete_messages")
+            db.run("queries/retention_redact_raw_answers", {"now": now})   # the model's rendering of them
             if hist_ids:
                 db.checkpoint("write:retention_history")
                 with registered(db, "due", pa.table({"id": pa.array(hist_ids, pa.string())})):

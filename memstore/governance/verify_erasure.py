@@ -17,7 +17,6 @@ bytes, the scan is the evidence, and Parquet exports are also checked row by row
 """
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -90,24 +89,61 @@ def live_needles(con: Any, relations: dict[str, list[str]], needles: Sequence[st
     return {n for per in needle_rows(con, relations, needles).values() for n in per}
 
 
-def scan_files(paths: Iterable[str], needles: Sequence[str]) -> dict[str, int]:
-    """Occurrences of any needle in each file's raw bytes (files that do not exist are skipped)."""
+SCAN_CHUNK = 8 << 20
+
+
+def scan_files(paths: Iterable[str], needles: Sequence[str], *, fds: dict[str, int] | None = None) -> dict[str, int]:
+    """Occurrences of any needle in each file's raw bytes (files that do not exist are skipped).
+
+    Files are read in chunks with plain reads, never mapped: a sparse or truncated file (a copy cut
+    short by a full disk) reads as zeros or ends early, where a mapping would kill the process with
+    SIGBUS. `fds` gives descriptors to read some paths through (the store file: opening it again and
+    closing would drop the process's lock on it, see Database.file_fd)."""
     encoded = [n.encode("utf-8") for n in needles if n]
+    longest = max((len(n) for n in encoded), default=1)
     hits: dict[str, int] = {}
     for path in paths:
         if not os.path.isfile(path):
             continue
-        size = os.path.getsize(path)
-        count = 0
-        if size and encoded:
-            with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                for n in encoded:
-                    pos = mm.find(n)
-                    while pos != -1:
-                        count += 1
-                        pos = mm.find(n, pos + 1)
-        hits[path] = count
+        fd = (fds or {}).get(path)
+        own = fd is None
+        if own:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+        try:
+            hits[path] = _count_in_fd(fd, encoded, longest) if encoded else 0
+        finally:
+            if own:
+                os.close(fd)
     return hits
+
+
+def _count_in_fd(fd: int, needles: list[bytes], longest: int) -> int:
+    """Count needle occurrences reading `fd` from offset 0 in chunks (overlap = longest - 1).
+
+    >>> import tempfile
+    >>> f = tempfile.TemporaryFile(); _ = f.write(b"ab" * 5); _ = f.flush()
+    >>> _count_in_fd(f.fileno(), [b"ba"], 2)
+    4
+    """
+    count, offset, tail = 0, 0, b""
+    while True:
+        chunk = os.pread(fd, SCAN_CHUNK, offset)
+        offset += len(chunk)
+        last = len(chunk) < SCAN_CHUNK
+        buf = tail + chunk
+        # a match is counted when it starts before the part kept for the next round
+        limit = len(buf) if last else max(0, len(buf) - (longest - 1))
+        for n in needles:
+            pos = buf.find(n)
+            while pos != -1 and pos < limit:
+                count += 1
+                pos = buf.find(n, pos + 1)
+        if last:
+            return count
+        tail = buf[limit:]
 
 
 def store_files(db_path: str) -> list[str]:
@@ -159,7 +195,8 @@ def verify_erasure(db: Any, scope: dict[str, str], needles: Sequence[str], *, ex
     checked = [n for n in needles if n not in shared]
     unattributed = {labels[rel]: sum(per.values()) for rel, per in needle_rows(db.con, other, checked).items()}
     files = store_files(db.path) + [f for f in export_files if os.path.isfile(f)]
-    hits = scan_files(files, checked)
+    fd = db.file_fd() if hasattr(db, "file_fd") else None
+    hits = scan_files(files, checked, fds={db.path: fd} if fd is not None else None)
     left = {k: v for k, v in scope_row_counts(db, scope).items() if v}
     left.update({f: n for f, n in (export_rows_left or {}).items() if n})
     return {"ok": not any(hits.values()) and not left and not unattributed,

@@ -524,7 +524,8 @@ class _Ingest:
                 "facts": json.dumps([{"text": f.text, "hash": f.hash, "outcome": f.outcome,
                                       "n_linked": len(f.linked_ids), "n_supersedes": len(f.supersedes),
                                       "attributed_to": f.attributed_to} for f in st.facts], ensure_ascii=False),
-                "error": ex.error, "latency_ms": float(ex.latency_ms), "created_at": self.now})
+                "error": ex.error, "latency_ms": float(ex.latency_ms), "created_at": self.now,
+                "raw_answer": ex.raw if ex.status == "malformed" else None})
             run_of.update((f.id, run_id) for f in added)
         like = merged.tables["extraction_runs"]
         merged.tables["extraction_runs"] = pa.Table.from_pylist(rows).select(like.column_names).cast(like.schema)
@@ -578,7 +579,8 @@ class _Ingest:
                 with self.db.transaction("record_failed_run"):
                     self.db.run("queries/insert_failed_run", {
                         "id": new_id(), "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
-                        "run_id": sc.run_id, "extractor": "llm", "model": cfg.model, "prompt_version": None,
+                        "run_id": sc.run_id, "extractor": "llm", "model": cfg.model,
+                        "prompt_version": getattr(self.rt.extractor, "prompt_version", None),
                         "input_message_ids": [m.id for st in job.states for m in st.messages],
                         "error": str(exc)[:2000], "latency_ms": None, "created_at": self.now})
             except MemstoreError:

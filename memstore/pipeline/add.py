@@ -124,7 +124,8 @@ def _record_failed_run(state: AddState, rt: Any, exc: LLMError) -> None:
         with rt.db.transaction("record_failed_run"):
             rt.db.run("queries/insert_failed_run", {
                 "id": new_id(), "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
-                "run_id": sc.run_id, "extractor": "llm", "model": cfg.model, "prompt_version": None,
+                "run_id": sc.run_id, "extractor": "llm", "model": cfg.model,
+                "prompt_version": getattr(rt.extractor, "prompt_version", None),
                 "input_message_ids": [m.id for m in state.messages], "error": str(exc)[:2000],
                 "latency_ms": None, "created_at": state.now})
     except MemstoreError:  # StoreWriteError, or ReadOnlyError on a read-only store

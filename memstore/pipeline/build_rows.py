@@ -122,6 +122,7 @@ def build_rows(state: AddState, rt: Any) -> AddState:
         "n_deduplicated": pa.array([sum(f.outcome.startswith("duplicate") for f in state.facts)], pa.int32()),
         "n_linked": pa.array([len(links)], pa.int32()), "facts": [facts_json],
         "error": pa.array([ex.error], pa.string()), "latency_ms": [float(ex.latency_ms)],
+        "raw_answer": pa.array([ex.raw if ex.status == "malformed" else None], pa.string()),
         "created_at": pa.array([now], pa.timestamp("us"))}, 1)
     state.tables = tables
     state.timings["build"] = time.perf_counter() - t0

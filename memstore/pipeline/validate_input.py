@@ -4,14 +4,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from memstore.errors import MemstoreError
+from memstore.errors import InvalidInputError
+from memstore.checks import check_text
 from memstore.ids import new_id
 from memstore.identity import check_metadata
 from memstore.pipeline.types import AddState, Message
 from memstore.timeutil import parse_time
 
 
-class InputError(MemstoreError, ValueError):
+class InputError(InvalidInputError):
     """The messages given to add() are malformed."""
 
 
@@ -42,6 +43,7 @@ def normalise_messages(messages: Any) -> list[Message]:
         content = m.get("content")
         if not isinstance(content, str):
             raise InputError(f"message #{n} has no 'content' string", hint=hint, index=n)
+        check_text(content, f"messages[{n}].content", allow_empty=True)
         role = m.get("role", "user")
         if not isinstance(role, str) or not role:
             raise InputError(f"message #{n} has an invalid role {role!r}", hint=hint, index=n)

@@ -30,7 +30,9 @@ def build_extractor(cfg: LLMConfig, nlp: Any) -> Any:
         from memstore.providers.extract_llm import LLMExtractor
 
         return LLMExtractor(model=cfg.model, base_url=cfg.base_url, api_key=cfg.api_key, timeout=cfg.timeout,
-                            max_retries=cfg.max_retries, temperature=cfg.temperature, json_mode=cfg.json_mode)
+                            max_retries=cfg.max_retries, temperature=cfg.temperature, json_mode=cfg.json_mode,
+                            deadline=cfg.deadline, max_facts=cfg.max_facts, max_fact_chars=cfg.max_fact_chars,
+                            max_answer_bytes=cfg.max_answer_bytes)
     from memstore.providers.extract_heuristic import HeuristicExtractor
 
     return HeuristicExtractor(nlp)

@@ -23,7 +23,13 @@ OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "ico
 COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
 
 
+MAX_FILTER_DEPTH = 32          # AND / OR / NOT levels (a deeper filter hit Python's recursion limit)
+MAX_FILTER_CONDITIONS = 1000
+
+
 class _Compiler:
+    conditions = 0
+
     def __init__(self, alias: str) -> None:
         self.alias = alias
         self.params: dict[str, Any] = {}
@@ -89,20 +95,27 @@ class _Compiler:
                 parts.append(exp.func("contains", exp.Lower(this=col), exp.Lower(this=p)))
         return exp.and_(*parts) if len(parts) > 1 else parts[0]
 
-    def tree(self, filters: Any) -> exp.Expression | None:
+    def tree(self, filters: Any, depth: int = 0) -> exp.Expression | None:
+        if depth > MAX_FILTER_DEPTH:
+            raise FilterError(f"filters nest deeper than {MAX_FILTER_DEPTH} levels of AND / OR / NOT",
+                              hint="flatten the filter: AND / OR take a list of any length", depth=depth)
         if not isinstance(filters, dict):
             raise FilterError(f"filters must be a dict, got {type(filters).__name__}")
+        self.conditions += len(filters)
+        if self.conditions > MAX_FILTER_CONDITIONS:
+            raise FilterError(f"filters hold more than {MAX_FILTER_CONDITIONS} conditions",
+                              hint="use a list operator ({'in': [...]}) instead of many equalities")
         parts = []
         for key, spec in filters.items():
             if key in ("AND", "OR"):
                 if not isinstance(spec, list) or not spec:
                     raise FilterError(f"{key} needs a non-empty list of filter dicts")
-                subs = [self.tree(s) for s in spec]
+                subs = [self.tree(s, depth + 1) for s in spec]
                 subs = [s for s in subs if s is not None]
                 if subs:
                     parts.append(exp.and_(*subs) if key == "AND" else exp.Paren(this=exp.or_(*subs)))
             elif key == "NOT":
-                sub = self.tree(spec)
+                sub = self.tree(spec, depth + 1)
                 if sub is not None:
                     parts.append(exp.Not(this=exp.func("coalesce", exp.Paren(this=sub), exp.false())))
             else:

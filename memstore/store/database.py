@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -22,7 +23,8 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.analysis.quoting import sql_ident
-from memstore.errors import QueryError, ReadOnlyError, StoreLockedError, StoreMismatchError, StoreWriteError
+from memstore.errors import (QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError, StoreLockedError,
+                             StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache, cache_for, release_cache
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -62,24 +64,64 @@ class Database:
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
+        if getattr(self, "_invalidated", None) is not None:
+            self._recover()
         cur = getattr(self._local, "cur", None)
         if cur is None:
             cur = self._con.cursor()
             self._local.cur = cur
+            if not hasattr(self, "_cursors"):
+                self._cursors = {}
+            self._cursors[threading.get_ident()] = cur   # closed by reopen (bounded by live threads)
         return cur
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._con.close()
+        self._drop_file_guard(closing=True)
         self._release()      # runs once
 
-    def reopen(self) -> None:
+    @property
+    def raw_connection(self) -> duckdb.DuckDBPyConnection:
+        """The connection itself (not a thread's cursor): for instance-wide work like ATTACH."""
+        return self._con
+
+    def file_fd(self) -> int | None:
+        """A descriptor on the store file, kept open while this Database lives. Read the file
+        through it (os.pread), never by opening it again: closing any descriptor of the file drops
+        the process's POSIX lock on it, the lock DuckDB relies on to keep other processes out."""
+        fd = getattr(self, "_file_guard", None)
+        if fd is None and self.path != ":memory:" and os.path.exists(self.path):
+            fd = self._file_guard = os.open(self.path, os.O_RDONLY)
+        return fd
+
+    def _drop_file_guard(self, *, closing: bool = False) -> None:
+        fd = getattr(self, "_file_guard", None)
+        if fd is None:
+            return
+        if closing and getattr(self.scope_cache, "holders", 1) > 1:
+            return     # another Database of this process has the file open: closing fd would unlock it
+        self._file_guard = None
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def reopen(self, *, before_connect: Callable[[], None] | None = None, file_guard: int | None = None) -> None:
         """Close and connect again to the same path (erasure replaces the file with a rewritten
         copy). Every thread gets a fresh cursor on its next statement. Keep in step with __init__'s
-        per-connection setup."""
+        per-connection setup. `before_connect` runs between close and connect; `file_guard` is a
+        descriptor (locked) on the new file, kept as this Database's file_fd()."""
         with self.write_lock:
             with contextlib.suppress(Exception):
                 self._con.close()
+            for cur in list(getattr(self, "_cursors", {}).values()):
+                with contextlib.suppress(Exception):
+                    cur.close()
+            self._cursors = {}
+            if file_guard is not None:
+                self._drop_file_guard()
+                self._file_guard = file_guard
+            if before_connect is not None:
+                before_connect()
             self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
             self.has_vss = load_extension(self._con, "vss")
@@ -87,6 +129,44 @@ class Database:
             self.scope_cache.invalidate()
             self._columns.clear()
             self._insert_shapes.clear()
+
+    # -- a fatal write error (disk full) invalidates DuckDB's database: reopen on the next call --
+    def _raise_if_fatal(self, exc: BaseException) -> None:
+        """Raise StoreFullError / StoreInvalidatedError for a disk-full or invalidating error
+        (marking the connection for reopening when DuckDB invalidated it); else return."""
+        text = str(exc)
+        fatal = isinstance(exc, duckdb.FatalException) or "database has been invalidated" in text
+        full = "No space left on device" in text or "disk is full" in text.lower()
+        if not fatal and not full:
+            return
+        if fatal:
+            self._invalidated = text
+        where = os.path.dirname(os.path.abspath(self.path)) if self.path != ":memory:" else "."
+        free = shutil.disk_usage(where).free
+        wal = os.path.getsize(self.path + ".wal") if os.path.exists(self.path + ".wal") else 0
+        what = ("DuckDB invalidated the open database; what was committed before is kept and memstore "
+                "reopens the file on the next call" if fatal else "the write was rolled back")
+        if full:
+            needed = wal + (8 << 20)
+            raise StoreFullError(
+                f"store {self.path}: the disk is full ({free:,} bytes free; the pending write and its checkpoint "
+                f"need about {needed:,}): {what}", hint="free disk space, then call again",
+                needed_bytes=needed, free_bytes=free, path=self.path) from exc
+        raise StoreInvalidatedError(f"store {self.path}: {what}: {text.splitlines()[0][:300]}",
+                                    hint="fix the cause (disk, permissions), then call again", path=self.path) from exc
+
+    def _recover(self) -> None:
+        with self.write_lock:
+            if getattr(self, "_invalidated", None) is None:
+                return
+            try:
+                self.reopen()
+            except duckdb.Error as exc:
+                self._raise_if_fatal(exc)
+                raise StoreInvalidatedError(f"store {self.path} could not be reopened: {exc}",
+                                            hint="fix the cause (disk, permissions), then call again") from exc
+            self._invalidated = None
+            log.warning("store %s reopened after DuckDB invalidated it", self.path)
 
     @property
     def in_transaction(self) -> bool:
@@ -159,6 +239,7 @@ class Database:
         try:
             cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
         except duckdb.Error as exc:
+            self._raise_if_fatal(exc)
             raise QueryError(name, text, params, exc) from exc
         if self.trace is not None:
             self.trace(name, text, params, time.perf_counter() - start)
@@ -198,6 +279,7 @@ class Database:
             try:
                 con.execute(sql)
             except duckdb.Error as exc:
+                self._raise_if_fatal(exc)
                 raise QueryError(f"write:{table}", sql, None, exc) from exc
         finally:
             con.unregister(view)
@@ -235,6 +317,7 @@ class Database:
         try:
             self.con.execute(sql, params)
         except duckdb.Error as exc:
+            self._raise_if_fatal(exc)
             raise QueryError(f"write:{table}", sql, None, exc) from exc
         if not self.in_transaction:
             self.scope_cache.invalidate()
@@ -308,8 +391,10 @@ class Database:
                 with contextlib.suppress(Exception):
                     con.execute("ROLLBACK")
                 self.scope_cache.invalidate()
-                if isinstance(exc, StoreWriteError):
+                if isinstance(exc, (StoreWriteError, StoreInvalidatedError)):
                     raise
+                if isinstance(exc, duckdb.Error):
+                    self._raise_if_fatal(exc)
                 failed = exc.name if isinstance(exc, QueryError) else step
                 if isinstance(exc, InjectedFault):
                     failed = str(exc).removeprefix("injected fault at ")

@@ -138,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
             if retry_after is not None:
                 headers = {"retry-after": f"{retry_after:g}", "retry-after-ms": str(int(retry_after * 1000))}
             return self._error(status, message, "scripted_error", headers)
+        if kind == "trickle":
+            return self._trickle(owner, body, *item[1:])
         content = str(item[1])
         prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or []
                             if isinstance(m, dict))
@@ -152,6 +154,26 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         })
+
+    def _trickle(self, owner: "ScriptedOpenAIServer", body: dict, content: str, chunk: int, interval: float) -> None:
+        """A valid chat completion, sent `chunk` bytes at a time every `interval` seconds."""
+        data = json.dumps({"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
+                           "created": int(time.time()), "model": body.get("model") or owner.model,
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                        "logprobs": None, "finish_reason": "stop"}]}).encode("utf-8")
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(0, len(data), chunk):
+                if owner._stop_evt.wait(interval):
+                    break
+                self.wfile.write(data[i:i + chunk])
+                self.wfile.flush()
+        except OSError:  # the client gave up (its deadline)
+            self.close_connection = True
 
     def _embeddings(self, owner: "ScriptedOpenAIServer", body: dict) -> None:
         owner._count("embed")
@@ -250,6 +272,11 @@ class ScriptedOpenAIServer:
     def push_error(self, status: int, message: str = "scripted error", *, retry_after: float | None = None) -> None:
         """Queue an HTTP error (OpenAI error JSON) for the next chat call; optional Retry-After header."""
         self._push("error", int(status), message, retry_after)
+
+    def push_trickle(self, content: str, *, chunk: int = 1, interval: float = 0.05) -> None:
+        """Next chat call: answer `content`, but send the HTTP body `chunk` bytes every `interval` s
+        (a server that never lets a per-read timeout fire)."""
+        self._push("trickle", content, int(chunk), float(interval))
 
     def push_disconnect(self) -> None:
         """Next chat call: close the socket without answering (transport error)."""
