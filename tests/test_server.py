@@ -169,3 +169,31 @@ def test_read_commands_do_not_create_a_store(tmp_path):
     out = subprocess.run([sys.executable, "-m", "memstore.cli", "search", "x", "--user", "a", "--store", store],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "no store at" in out.stderr and not os.path.exists(store)
+
+
+def test_a_server_that_is_still_starting_is_waited_for(tmp_path):
+    """Between owning the file and listening (models loading) a server announces state 'starting':
+    clients wait for it instead of failing on the file lock."""
+    from memstore.client.connect import client_for
+
+    store = str(tmp_path / "starting.duckdb")
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, time
+        from memstore.server.discovery import write_info
+        con = duckdb.connect({store!r})
+        write_info({store!r}, "http://127.0.0.1:9", state="starting")
+        print("ready", flush=True); time.sleep(60)""")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLockedError) as err:          # an embedded open names it a starting server
+            Memory(store, config=CONFIG, embedded=True)
+        assert "still starting" in str(err.value) and str(holder.pid) in str(err.value)
+        import memstore.client.connect as connect_mod
+        old, connect_mod.STARTING_WAIT_S = connect_mod.STARTING_WAIT_S, 0.5
+        try:
+            assert client_for(store) is None                  # gave up after the wait: not a live server
+        finally:
+            connect_mod.STARTING_WAIT_S = old
+    finally:
+        holder.kill()
+        holder.wait()

@@ -11,6 +11,10 @@ from typing import Any
 from memstore.server.discovery import live_server, read_token
 
 
+# A server that owns the file but is still loading its models is waited for, not reported as a lock.
+STARTING_WAIT_S = 120.0
+
+
 def is_url(target: Any) -> bool:
     """True for http:// and https:// addresses."""
     return isinstance(target, str) and target.strip().lower().startswith(("http://", "https://"))
@@ -36,7 +40,7 @@ def client_for(target: Any) -> Any:
     if path == ":memory:" or not os.path.exists(path + ".server.json") and not os.path.exists(
             os.path.abspath(path) + ".server.json"):
         return None
-    info = live_server(path)
+    info = live_server(path, wait_starting=STARTING_WAIT_S)
     if info is None:
         return None
     from memstore.client.http_memory import MemoryClient

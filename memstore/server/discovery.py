@@ -78,9 +78,10 @@ def read_token(store: str | os.PathLike) -> str | None:
         return None
 
 
-def write_info(store: str | os.PathLike, url: str, pid: int | None = None) -> dict[str, Any]:
-    """Announce a server for `store` (called by `memstore serve` once it listens)."""
-    info = {"url": url, "pid": pid or os.getpid(), "store": os.path.abspath(os.fspath(store)),
+def write_info(store: str | os.PathLike, url: str, pid: int | None = None, state: str = "ready") -> dict[str, Any]:
+    """Announce a server for `store`: `state="starting"` as soon as it owns the file (clients then
+    wait for it instead of failing on the file lock), `"ready"` once it listens."""
+    info = {"url": url, "pid": pid or os.getpid(), "store": os.path.abspath(os.fspath(store)), "state": state,
             "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "token_file": token_file(store), "host": socket.gethostname()}
     _write_private(server_file(store), json.dumps(info, indent=2) + "\n")
@@ -138,14 +139,26 @@ def ping(url: str, timeout: float = 2.0) -> dict[str, Any] | None:
     return body if isinstance(body, dict) and body.get("service") == "memstore" else None
 
 
-def live_server(store: str | os.PathLike, timeout: float = 2.0) -> dict[str, Any] | None:
+def live_server(store: str | os.PathLike, timeout: float = 2.0, wait_starting: float = 0.0) -> dict[str, Any] | None:
     """The announcement of a server that owns `store` and answers, else None (stale files are
-    ignored: pid gone, or nothing answering at the URL)."""
+    ignored: pid gone, or nothing answering at the URL). A server still starting (loading its
+    models) is waited for up to `wait_starting` seconds."""
+    import time
+
     info = read_info(store)
     if info is None:
         return None
-    if info.get("host") in (None, socket.gethostname()) and not pid_alive(info.get("pid")):
+    local = info.get("host") in (None, socket.gethostname())
+    if local and not pid_alive(info.get("pid")):
         return None
+    deadline = time.monotonic() + wait_starting
+    while info.get("state") == "starting":
+        if time.monotonic() >= deadline or (local and not pid_alive(info.get("pid"))):
+            return None
+        time.sleep(0.1)
+        info = read_info(store) or {}
+        if "url" not in info:
+            return None
     health = ping(info["url"], timeout=timeout)
     if health is None:
         return None
@@ -153,6 +166,14 @@ def live_server(store: str | os.PathLike, timeout: float = 2.0) -> dict[str, Any
     if health.get("store") and os.path.realpath(health["store"]) != want:
         return None     # something else listens on that port now
     return info
+
+
+def starting_server(store: str | os.PathLike) -> dict[str, Any] | None:
+    """The announcement of a server of `store` that is alive and still starting, else None."""
+    info = read_info(store)
+    if info and info.get("state") == "starting" and pid_alive(info.get("pid")):
+        return info
+    return None
 
 
 def lock_holder(error: BaseException) -> str | None:

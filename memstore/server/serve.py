@@ -7,6 +7,7 @@ not a server holds the file (naming its PID); it binds loopback unless TLS is co
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -70,12 +71,19 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     tls = bool(ssl_certfile and ssl_keyfile)
     check_serve(store, host, tls)
     token = load_or_create_token(store)
-    memory = Memory(store, config=config, embedded=True)
-    committer = GroupCommitter(memory) if group_commit else None
-    app = create_app(memory, token=token, analyst_api=analyst_api, committer=committer)
     port = pick_port(host, port)
     scheme = "https" if tls else "http"
     url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
+    logging.getLogger("mcp").setLevel(logging.WARNING)     # its session manager's INFO lines are noise here
+    memory = Memory(store, config=config, embedded=True)
+    write_info(store, url, state="starting")      # clients wait for us instead of hitting the lock
+    try:
+        committer = GroupCommitter(memory) if group_commit else None
+        app = create_app(memory, token=token, analyst_api=analyst_api, committer=committer)
+    except BaseException:
+        remove_info(store, pid=os.getpid())
+        memory.close()
+        raise
 
     def announce() -> None:
         write_info(store, url)
@@ -86,7 +94,12 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
                   flush=True)
 
     app.router.on_startup.append(announce)
-    _warm(memory)           # before announcing: the first request does not wait for the models
+    try:
+        _warm(memory)           # before announcing "ready": the first request does not wait for the models
+    except BaseException:
+        remove_info(store, pid=os.getpid())
+        memory.close()
+        raise
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                                            ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            timeout_graceful_shutdown=10))

@@ -409,11 +409,16 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as exc:
-        from memstore.server.discovery import lock_holder
+        from memstore.server.discovery import lock_holder, starting_server
 
         holder = lock_holder(exc)
         if holder is None:
             raise
+        starting = starting_server(path)
+        if starting is not None:
+            raise StoreLockedError(f"store {path} belongs to a memstore server (PID {starting.get('pid')}) that is "
+                                   f"still starting", hint="retry in a moment: Memory(path) and the CLI then "
+                                   "connect to it", path=path) from None
         raise StoreLockedError(
             f"store {path} is held by another process ({holder}), which is not a memstore server",
             hint=f"close it there, or run `memstore serve --store {path}` and connect everything to it "
