@@ -209,7 +209,7 @@ def entity_names(m: Memory) -> set[str]:
 
 
 def test_delete_removes_entities_no_other_memory_names(memory):
-    sister = memory.add("My sister Maria lives in Lisbon", user_id="alice")["results"][0]["id"]
+    sister = memory.add("My sister Maria lives in Lisbon", user_id="alice", infer=False)["results"][0]["id"]
     memory.add("Bob visited Lisbon", user_id="bob", infer=False)
     assert {"maria", "lisbon"} <= entity_names(memory)
     memory.delete(sister)
@@ -220,7 +220,7 @@ def test_delete_removes_entities_no_other_memory_names(memory):
 
 
 def test_update_removes_entities_the_new_text_no_longer_names(memory):
-    mid = memory.add("My sister Maria lives in Lisbon", user_id="alice")["results"][0]["id"]
+    mid = memory.add("My sister Maria lives in Lisbon", user_id="alice", infer=False)["results"][0]["id"]
     memory.update(mid, text="Alice's sister Maria lives in Porto")
     names = entity_names(memory)
     assert "porto" in names and "lisbon" not in names and "maria" in names

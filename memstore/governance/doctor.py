@@ -176,7 +176,9 @@ def repair_pending_erasures(rt: Any) -> None:
 
 
 def _history_on(rt: Any) -> bool:
-    return rt.config.history != "off"
+    from memstore.write.history import keeps_history
+
+    return keeps_history(rt.config.history)
 
 
 # Repairs run in this order (scope keys before the postings that copy them, postings before entities).

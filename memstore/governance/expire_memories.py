@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from memstore.identity import Scope
-from memstore.ids import new_id
 from memstore.store.database import registered
+from memstore.write.history import history_table, row_events
 
 
 def purge_expired(rt: Any, *, scope: Scope | None = None, now: dt.datetime | None = None,
@@ -37,20 +37,9 @@ def purge_expired(rt: Any, *, scope: Scope | None = None, now: dt.datetime | Non
 
 def _remove(db: Any, cfg: Any, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
     n = len(rows)
-    if cfg.history != "off":
-        full = cfg.history == "full"
-        db.insert_arrow("history", pa.table({
-            "id": [new_id() for _ in rows], "memory_id": [r[0] for r in rows], "event": ["EXPIRE"] * n,
-            "old_memory": pa.array([r[1] if full else None for r in rows], pa.string()),
-            "new_memory": pa.array([None] * n, pa.string()),
-            "user_id": pa.array([r[2] for r in rows], pa.string()),
-            "agent_id": pa.array([r[3] for r in rows], pa.string()),
-            "run_id": pa.array([r[4] for r in rows], pa.string()),
-            "scope_key": pa.array([r[5] for r in rows], pa.string()),
-            "actor_id": pa.array([actor_id] * n, pa.string()),
-            "role": pa.array(["user"] * n, pa.string()),
-            "created_at": pa.array([now] * n, pa.timestamp("us")),
-            "is_deleted": [True] * n}))
+    hist = history_table(cfg.history, row_events(rows, "EXPIRE", actor_id=actor_id, now=now), is_deleted=True)
+    if hist is not None:
+        db.insert_arrow("history", hist)
     db.checkpoint("write:purge")
     with registered(db, "doomed", pa.table({"id": [r[0] for r in rows]})):
         db.run("queries/purge_memories")

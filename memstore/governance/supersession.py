@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from memstore.errors import MemstoreError, NotFoundError
-from memstore.ids import new_id
+from memstore.write.history import HistoryEvent, history_table
 
 
 class ResolveError(MemstoreError, ValueError):
@@ -76,18 +76,13 @@ def _write(db: Any, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[str, An
         db.insert_arrow("memory_links", pa.table({
             "src_id": [s for s, _, _ in links], "dst_id": [d for _, d, _ in links], "kind": [k for _, _, k in links],
             **_ident(kept, len(links)), "created_at": pa.array([now] * len(links), pa.timestamp("us"))}))
-        if cfg.history != "off":
-            full = cfg.history == "full"
-            events = [(keep, None, kept["memory"])] + [(mid, rows[mid]["memory"], kept["memory"]) for mid in sup] \
-                + [(mid, None, None) for mid in dis]
-            n = len(events)
-            db.insert_arrow("history", pa.table({
-                "id": [new_id() for _ in events], "memory_id": [e[0] for e in events], "event": ["RESOLVE"] * n,
-                "old_memory": pa.array([e[1] if full else None for e in events], pa.string()),
-                "new_memory": pa.array([e[2] if full else None for e in events], pa.string()),
-                **_ident(kept, n), "actor_id": pa.array([actor_id] * n, pa.string()),
-                "role": pa.array(["user"] * n, pa.string()),
-                "created_at": pa.array([now] * n, pa.timestamp("us"))}))
+        ident = {k: kept[k] for k in ("scope_key", "user_id", "agent_id", "run_id")}
+        events = [(keep, None, kept["memory"])] + [(mid, rows[mid]["memory"], kept["memory"]) for mid in sup] \
+            + [(mid, None, None) for mid in dis]
+        hist = history_table(cfg.history, [HistoryEvent(mid, "RESOLVE", old_text, new_text, actor_id=actor_id,
+                                                        created_at=now, **ident) for mid, old_text, new_text in events])
+        if hist is not None:
+            db.insert_arrow("history", hist)
 
 
 def _ident(row: dict[str, Any], n: int) -> dict[str, pa.Array]:

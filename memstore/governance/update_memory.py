@@ -8,9 +8,10 @@ from typing import Any
 import pyarrow as pa
 
 from memstore.errors import DuplicateMemoryError, NotFoundError
-from memstore.ids import content_hash, entity_id, new_id
+from memstore.ids import content_hash, entity_id
 from memstore.providers.fact_slots import detect_slot
 from memstore.store.database import registered, vectors_table
+from memstore.write.history import HistoryEvent, history_table
 
 
 def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | None,
@@ -75,13 +76,12 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
                 db.insert_arrow("keyword_postings", pa.table({
                     "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
                     "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
-            if cfg.history != "off":
-                full = cfg.history == "full"
+            hist = history_table(cfg.history, [HistoryEvent(
+                memory_id, "UPDATE", old["memory"], new_text, scope_key=old["scope_key"], actor_id=actor_id,
+                created_at=now, **ident)])
+            if hist is not None:
                 db.checkpoint("write:history")
-                db.run("queries/insert_history", {
-                    "id": new_id(), "memory_id": memory_id, "event": "UPDATE",
-                    "old_memory": old["memory"] if full else None, "new_memory": new_text if full else None,
-                    **ident, "scope_key": old["scope_key"], "actor_id": actor_id, "role": "user", "created_at": now})
+                db.insert_rows("history", hist)
     return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
             "message": "Memory updated successfully!"}
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 from memstore.ids import entity_id, new_id
 from memstore.pipeline.types import AddState
 from memstore.store.database import vectors_table
+from memstore.write.history import HISTORY_SCHEMA, history_table, state_event
 
 
 def _ts(rows: int) -> pa.DataType:
@@ -88,16 +89,8 @@ def build_rows(state: AddState, rt: Any) -> AddState:
                                      "kind": [l[2] for l in links],
                                      "created_at": pa.array(rep(now, len(links)), pa.timestamp("us"))}, len(links))
 
-    hist = []
-    if cfg.history != "off":
-        text = cfg.history == "full"
-        hist = [(new_id(), f.id, "ADD", None, f.text if text else None) for f in added]
-    tables["history"] = scoped({"id": [h[0] for h in hist], "memory_id": [h[1] for h in hist],
-                                "event": [h[2] for h in hist], "old_memory": pa.array([h[3] for h in hist], pa.string()),
-                                "new_memory": pa.array([h[4] for h in hist], pa.string()),
-                                "actor_id": pa.array(rep(state.actor_id, len(hist)), pa.string()),
-                                "role": pa.array(rep("user", len(hist)), pa.string()),
-                                "created_at": pa.array(rep(now, len(hist)), pa.timestamp("us"))}, len(hist))
+    tables["history"] = history_table(cfg.history, [state_event(state, f.id, "ADD", None, f.text) for f in added]) \
+        or HISTORY_SCHEMA.empty_table()
     msgs = state.messages
     tables["messages"] = scoped({"id": [m.id for m in msgs], "role": [m.role for m in msgs],
                                  "name": pa.array([m.name for m in msgs], pa.string()),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memstore.ids import new_id
 from memstore.pipeline.types import AddState
+from memstore.write.history import history_table, state_event
 
 # Order matters only for readability; all of it commits or none of it does.
 TABLE_ORDER = ("memories", "entity_postings", "keyword_postings", "memory_links", "history", "messages",
@@ -83,6 +83,7 @@ def _supersede(state: AddState, rt: Any) -> list[str]:
     """Close the validity of what the new facts supersede; returns the closed memory ids."""
     db, cfg = rt.db, rt.config
     closed_ids: list[str] = []
+    events = []
     for f in state.facts:
         if f.outcome != "added" or not (f.supersedes or f.narrows):
             continue
@@ -95,17 +96,9 @@ def _supersede(state: AddState, rt: Any) -> list[str]:
             closed += db.rows("queries/narrow_validity", {**params, "ids": f.narrows})
         for mid, text in closed:
             closed_ids.append(mid)
-            if cfg.history != "off":
-                db.checkpoint("write:history")
-                db.run("queries/insert_history", history_params(
-                    state, mid, "SUPERSEDE", text if cfg.history == "full" else None,
-                    f.text if cfg.history == "full" else None))
+            events.append(state_event(state, mid, "SUPERSEDE", text, f.text))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
+    table = history_table(cfg.history, events)
+    if table is not None and table.num_rows:
+        db.insert_rows("history", table)
     return closed_ids
-
-
-def history_params(state: AddState, memory_id: str, event: str, old: str | None, new: str | None) -> dict:
-    sc = state.scope
-    return {"id": new_id(), "memory_id": memory_id, "event": event, "old_memory": old, "new_memory": new,
-            "user_id": sc.user_id, "agent_id": sc.agent_id, "run_id": sc.run_id, "scope_key": sc.key, "actor_id": state.actor_id,
-            "role": "user", "created_at": state.now}

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memstore.ids import new_id
+from memstore.write.history import history_table, state_event
 from memstore.pipeline.types import AddState, Fact
 from memstore.providers.fact_slots import detect_slot, fulfilled_plans
 
@@ -110,13 +110,10 @@ def attach_slots(state: AddState, rt: Any) -> AddState:
         tables["memory_links"] = _append(tables["memory_links"], state, [
             {"src_id": f.superseded_by[0], "dst_id": f.id, "kind": "supersedes", "created_at": state.now}
             for f in late])
-        cfg = rt.config
-        if cfg.history != "off":
-            full = cfg.history == "full"
-            tables["history"] = _append(tables["history"], state, [
-                {"id": new_id(), "memory_id": f.id, "event": "SUPERSEDE", "old_memory": f.text if full else None,
-                 "new_memory": None, "actor_id": state.actor_id, "role": "user", "created_at": state.now}
-                for f in late])
+        late_history = history_table(rt.config.history, [
+            state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late])
+        if late_history is not None:
+            tables["history"] = pa.concat_tables([tables["history"], late_history])
     return state
 
 
