@@ -322,7 +322,7 @@ def add_result(state: AddState) -> dict[str, Any]:
     """What add() returns for a committed state: exactly what was stored."""
     ex = state.extraction
     return {"results": state.results,
-            "extraction": {"id": state.run_id_, "status": ex.status if ex else None,
+            "extraction": {"id": state.extraction_run_id, "status": ex.status if ex else None,
                            "facts": len(state.facts),
                            "deduplicated": sum(f.outcome.startswith("duplicate") for f in state.facts),
                            "error": ex.error if ex else None},

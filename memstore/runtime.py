@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstore.config import MemoryConfig
+from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 
 
@@ -13,10 +14,10 @@ from memstore.store.database import Database
 class Runtime:
     config: MemoryConfig
     db: Database
-    embedder: Any
+    embedder: Embedder
     reranker: Any = None
-    _nlp: Any = None
-    _extractor: Any = None
+    _nlp: NLP | None = None
+    _extractor: Extractor | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -28,7 +29,7 @@ class Runtime:
         finish_pending(self.db, raise_errors=False)
 
     @property
-    def nlp(self) -> Any:
+    def nlp(self) -> NLP:
         with self._lock:
             if self._nlp is None:
                 from memstore.providers.nlp import shared_nlp
@@ -37,7 +38,7 @@ class Runtime:
             return self._nlp
 
     @property
-    def extractor(self) -> Any:
+    def extractor(self) -> Extractor:
         if self._extractor is None:
             from memstore.providers.factory import build_extractor
 

@@ -436,7 +436,7 @@ class _Ingest:
         outcomes = []
         for job, facts in zip(ok, snapshot):
             for st, fs in zip(job.states, facts):
-                st.facts, st.results, st.tables, st.run_id_ = fs, [], {}, None
+                st.facts, st.results, st.tables, st.extraction_run_id = fs, [], {}, None
             try:
                 with self.db.transaction("ingest"):
                     outcomes.append(self._write_jobs([job]))
@@ -510,7 +510,7 @@ class _Ingest:
         rows = []
         run_of: dict[str, str] = {}
         for st in states:
-            st.run_id_ = run_id = new_id()
+            st.extraction_run_id = run_id = new_id()
             ex = st.extraction
             added = [f for f in st.facts if f.outcome == "added"]
             n_linked = sum(len([d for d in dict.fromkeys(f.linked_ids) if d not in f.supersedes])
@@ -547,7 +547,7 @@ class _Ingest:
                     cols["conversation_id"].append(job.conv.id)
                     cols["message_key"].append(next(keys))
                     cols["message_id"].append(m.id)
-                    cols["extraction_run_id"].append(st.run_id_)
+                    cols["extraction_run_id"].append(st.extraction_run_id)
                     cols["source_file"].append(job.conv.file)
         n = len(cols["message_id"])
         writer.insert_arrow("ingest_log", pa.table({

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.errors import LLMError, MemstoreError
 from memstore.ids import new_id
@@ -27,6 +27,9 @@ from memstore.pipeline.supersede_by_slot import attach_slots, supersede_by_slot
 from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import validate_input
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+
 PREPARE_STEPS = (validate_input, gather_context, extract_facts, analyze_facts, embed_facts)
 WRITE_STEPS = (dedupe_facts, supersede_by_slot, build_rows, attach_slots, commit_rows)   # under the write lock
 
@@ -35,7 +38,7 @@ class PipelineStepError(MemstoreError):
     """A pipeline step failed before the commit; nothing was written."""
 
 
-def _run(step: Any, state: AddState, rt: Any) -> AddState:
+def _run(step: Any, state: AddState, rt: Runtime) -> AddState:
     try:
         rt.db.checkpoint(f"step:{step.__name__}")
         return step(state, rt)
@@ -46,7 +49,7 @@ def _run(step: Any, state: AddState, rt: Any) -> AddState:
                                 hint="nothing was stored", step=step.__name__) from exc
 
 
-def run_add(state: AddState, rt: Any) -> AddState:
+def run_add(state: AddState, rt: Runtime) -> AddState:
     """Run every step; returns the state with `results` = exactly what was committed."""
     t0 = time.perf_counter()
     state = commit_add(prepare_add(state, rt), rt)
@@ -54,7 +57,7 @@ def run_add(state: AddState, rt: Any) -> AddState:
     return state
 
 
-def prepare_add(state: AddState, rt: Any) -> AddState:
+def prepare_add(state: AddState, rt: Runtime) -> AddState:
     """The steps before the write lock (validate … embed): reads only, nothing is stored. A failed
     LLM call is recorded as an `llm_error` extraction run and re-raised."""
     for step in PREPARE_STEPS:
@@ -66,7 +69,7 @@ def prepare_add(state: AddState, rt: Any) -> AddState:
     return state
 
 
-def commit_add(state: AddState, rt: Any) -> AddState:
+def commit_add(state: AddState, rt: Runtime) -> AddState:
     """The steps under the write lock (dedupe … commit) for one prepared add: ONE transaction."""
     with rt.db.write_lock:
         for step in WRITE_STEPS:
@@ -74,7 +77,7 @@ def commit_add(state: AddState, rt: Any) -> AddState:
     return state
 
 
-def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseException]:
+def commit_adds(states: list[AddState], rt: Runtime) -> list[AddState | BaseException]:
     """Commit prepared adds together in ONE transaction (group commit). Each add sees the ones
     before it (dedupe, slot supersession), as if they had been committed one after another.
     Every table's rows wait and are written as one Arrow batch per table; a step that reads the
@@ -104,19 +107,19 @@ def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseExceptio
             pass        # rolled back (the cache was dropped): each add on its own below
         out: list[AddState | BaseException] = []
         for st, facts in zip(states, snapshot):
-            st.facts, st.results, st.tables, st.run_id_ = facts, [], {}, None
+            st.facts, st.results, st.tables, st.extraction_run_id = facts, [], {}, None
             out.append(_commit_alone(st, rt))
         return out
 
 
-def _commit_alone(state: AddState, rt: Any) -> AddState | BaseException:
+def _commit_alone(state: AddState, rt: Runtime) -> AddState | BaseException:
     try:
         return commit_add(state, rt)
     except MemstoreError as exc:
         return exc
 
 
-def _record_failed_run(state: AddState, rt: Any, exc: LLMError) -> None:
+def _record_failed_run(state: AddState, rt: Runtime, exc: LLMError) -> None:
     """Keep a trace of the failed LLM call (status llm_error); the messages are NOT stored, so a
     retry of the same add() does not duplicate them."""
     sc, cfg = state.scope, rt.config.llm

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.ids import content_hash, new_id
 from memstore.pipeline.types import AddState
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def analyze_facts(state: AddState, rt: Any) -> AddState:
+
+def analyze_facts(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     for f in state.facts:
         f.id = f.id or new_id()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -12,6 +12,9 @@ from memstore.ids import entity_id, new_id
 from memstore.pipeline.types import AddState
 from memstore.store.database import vectors_table
 from memstore.write.history import HISTORY_SCHEMA, history_table, state_event
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 
 def _ts(rows: int) -> pa.DataType:
@@ -32,13 +35,13 @@ def _message_times(msgs: list, now: dt.datetime) -> list[dt.datetime]:
     return out
 
 
-def build_rows(state: AddState, rt: Any) -> AddState:
+def build_rows(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     db, cfg, sc, now = rt.db, rt.config, state.scope, state.now
     ident = {"user_id": sc.user_id, "agent_id": sc.agent_id, "run_id": sc.run_id}
     added = [f for f in state.facts if f.outcome == "added"]
     meta_json = json.dumps(state.metadata, ensure_ascii=False, default=str) if state.metadata else None
-    run_id = state.run_id_ = state.run_id_ or new_id()
+    run_id = state.extraction_run_id = state.extraction_run_id or new_id()
 
     def rep(value: Any, n: int) -> list:
         return [value] * n

@@ -3,17 +3,20 @@ StoreWriteError names the failed table."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.pipeline.types import AddState
 from memstore.write.history import history_table, state_event
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 # Order matters only for readability; all of it commits or none of it does.
 TABLE_ORDER = ("memories", "entity_postings", "keyword_postings", "memory_links", "history", "messages",
                "extraction_runs")
 
 
-def commit_rows(state: AddState, rt: Any) -> AddState:
+def commit_rows(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     db, cfg = rt.db, rt.config
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
@@ -43,7 +46,7 @@ def _insert_entities(db: Any, ents: Any, known: set[str]) -> None:
     db.upsert_entities(ents)
 
 
-def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
+def _prune_messages(state: AddState, rt: Runtime, own: bool) -> list[str] | None:
     """Keep the scope's newest `messages_kept` add() messages. A plain add() knows from the scope
     cache which ids go (no statement while the scope is under the limit); inside ingest the
     sorting query decides. Returns the pruned ids (None: not tracked)."""
@@ -79,7 +82,7 @@ def _message_keys(state: AddState) -> list[tuple[Any, str]]:
     return list(zip(msgs.column("created_at").to_pylist(), msgs.column("id").to_pylist())) if msgs.num_rows else []
 
 
-def _supersede(state: AddState, rt: Any) -> list[str]:
+def _supersede(state: AddState, rt: Runtime) -> list[str]:
     """Close the validity of what the new facts supersede; returns the closed memory ids."""
     db, cfg = rt.db, rt.config
     closed_ids: list[str] = []

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memstore.pipeline.types import AddState
 from memstore.providers.fact_slots import is_negated
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def dedupe_facts(state: AddState, rt: Any) -> AddState:
+
+def dedupe_facts(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     db = rt.db
     seen: dict[str, str] = {}

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.pipeline.types import AddState
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def embed_facts(state: AddState, rt: Any) -> AddState:
+
+def embed_facts(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     if state.facts:
         # "Caroline: I went to the support group" recalls far better than the bare turn (.29 -> .45 on LoCoMo).

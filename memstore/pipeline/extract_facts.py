@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.pipeline.types import AddState, Extraction, Fact
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 
 def speaker_name(state: AddState) -> str:
@@ -17,7 +20,7 @@ def speaker_name(state: AddState) -> str:
     return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else "User"
 
 
-def extract_facts(state: AddState, rt: Any) -> AddState:
+def extract_facts(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     if not state.infer:
         facts = [Fact(text=m.content.strip(), attributed_to=m.name or (speaker_name(state) if m.role == "user" else m.role),

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.pipeline.types import AddState, ContextMemory, Message
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def gather_context(state: AddState, rt: Any) -> AddState:
+
+def gather_context(state: AddState, rt: Runtime) -> AddState:
     if not state.infer:
         return state
     t0 = time.perf_counter()

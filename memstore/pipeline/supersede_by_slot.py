@@ -18,7 +18,7 @@ infer=False; the LLM names what it supersedes itself), "always" (also on top of 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -26,8 +26,11 @@ from memstore.write.history import history_table, state_event
 from memstore.pipeline.types import AddState, Fact
 from memstore.providers.fact_slots import detect_slot, fulfilled_plans
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def _active(state: AddState, rt: Any) -> bool:
+
+def _active(state: AddState, rt: Runtime) -> bool:
     mode = rt.config.slot_supersession
     if mode == "off":
         return False
@@ -39,7 +42,7 @@ def _when(f: Fact, state: AddState) -> Any:
     return f.valid_from or state.timestamp or state.now
 
 
-def supersede_by_slot(state: AddState, rt: Any) -> AddState:
+def supersede_by_slot(state: AddState, rt: Runtime) -> AddState:
     t0 = time.perf_counter()
     additive: set[int] = set()
     for f in state.facts:
@@ -79,7 +82,7 @@ def supersede_by_slot(state: AddState, rt: Any) -> AddState:
 
 
 def _place_late_fact(f: Fact, key: str, when: Any, newer: list[tuple[str, Any]], additive: bool,
-                     state: AddState, rt: Any) -> None:
+                     state: AddState, rt: Runtime) -> None:
     """A fact older than the slot's current holder: it ends where the next stored fact on the slot
     begins (current or already superseded), and it cuts short any superseded fact whose interval
     it falls in, so `as_of` any day sees one value. Austin (2022) → Seattle (2023-06), then Boston
@@ -93,7 +96,7 @@ def _place_late_fact(f: Fact, key: str, when: Any, newer: list[tuple[str, Any]],
                      if until is not None and vf is not None and vf <= when < until]
 
 
-def attach_slots(state: AddState, rt: Any) -> AddState:
+def attach_slots(state: AddState, rt: Runtime) -> AddState:
     tables = state.tables
     mem = tables["memories"]
     by_id = {f.id: f for f in state.facts if f.outcome == "added"}

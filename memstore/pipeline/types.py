@@ -92,7 +92,7 @@ class AddState:
     context_messages: list[Message] = field(default_factory=list)
     context_memories: list[ContextMemory] = field(default_factory=list)
     extraction: Extraction | None = None
-    run_id_: str | None = None      # extraction run id
+    extraction_run_id: str | None = None      # extraction run id
     facts: list[Fact] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.errors import InvalidInputError
 from memstore.checks import check_text
@@ -10,6 +10,9 @@ from memstore.ids import new_id
 from memstore.identity import check_metadata
 from memstore.pipeline.types import AddState, Message
 from memstore.timeutil import parse_time
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 
 class InputError(InvalidInputError):
@@ -54,7 +57,7 @@ def normalise_messages(messages: Any) -> list[Message]:
     return out
 
 
-def validate_input(state: AddState, rt: Any) -> AddState:
+def validate_input(state: AddState, rt: Runtime) -> AddState:
     state.metadata = check_metadata(state.metadata)
     if not state.messages:
         raise InputError("no messages to add", hint="pass at least one message")

@@ -111,7 +111,7 @@ class GroupCommitter:
         for attempt in range(_CONFLICT_RETRIES):
             time.sleep(0.01 * (2 ** attempt))
             self.stats["conflict_retries"] += 1
-            state.results, state.tables, state.run_id_ = [], {}, None
+            state.results, state.tables, state.extraction_run_id = [], {}, None
             out = commit_adds([state], self.memory._rt)[0]
             if not (isinstance(out, StoreWriteError) and _is_conflict(out)):
                 return out
