@@ -197,3 +197,19 @@ def test_a_server_that_is_still_starting_is_waited_for(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_memstore_ui_starts_a_server_for_the_dashboard_and_reuses_a_running_one(tmp_path):
+    from memstore.cli.ui import ensure_server
+
+    store = str(tmp_path / "ui.duckdb")
+    Memory(store, config=CONFIG, embedded=True).close()
+    proc = ensure_server(store)                       # none runs: one is started for the dashboard
+    try:
+        assert proc is not None and read_info(store)["pid"] == proc.pid
+        assert isinstance(Memory(store), MemoryClient)
+        assert ensure_server(store) is None           # a running one is used, not a second one started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert not os.path.exists(server_file(store))     # the announcement goes with the server
