@@ -203,7 +203,7 @@ def test_memstore_ui_starts_a_server_for_the_dashboard_and_reuses_a_running_one(
     from memstore.cli.ui import ensure_server
 
     store = str(tmp_path / "ui.duckdb")
-    Memory(store, config=CONFIG, embedded=True).close()
+    Memory(store, embedded=True).close()              # the default config, as `memstore ui` serves it
     proc = ensure_server(store)                       # none runs: one is started for the dashboard
     try:
         assert proc is not None and read_info(store)["pid"] == proc.pid
