@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from typing import Any
@@ -103,17 +104,32 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                                            ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            timeout_graceful_shutdown=10))
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        server.run()
+        server.run()        # uvicorn shuts down gracefully on a signal, then re-raises it: see _stop
+    except _Stopped:
+        pass
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         remove_info(store, pid=os.getpid())
         if committer is not None:
             committer.close()
         memory.close()
+        if not quiet:
+            print(f"memstore serve: stopped; {store} is closed", flush=True)
     if not server.started:
         print(f"error: could not listen on {host}:{port} (see the message above)", file=sys.stderr)
         return 1
     return 0
+
+
+class _Stopped(Exception):
+    """SIGTERM / SIGINT after uvicorn's graceful shutdown: leave serve() through its clean-up."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped(signum)
 
 
 def _warm(memory: Any) -> None:
