@@ -174,3 +174,11 @@ def test_async_memory_wraps_either(server, tmp_path, user):
         am = AsyncMemory(memory=inner)
         assert asyncio.run(run(am)) == ["I love hiking"]
         am.close()
+
+
+def test_a_file_can_be_uploaded_for_ingest(server, user):
+    c = server.client()
+    r = c.ingest_upload(DEMO_JSONL, user_id=user)
+    assert r.messages["stored"] > 0 and r.balanced()
+    assert c.get_all(user_id=user)["results"]
+    c.close()

@@ -90,3 +90,56 @@ def test_concurrent_adds_are_committed_in_groups(m):
     stored = sum(len(m.get_all(user_id=f"u{k}")["results"]) for k in range(3))
     assert stored == 24
     assert_store_healthy(m)
+
+
+POINTS = ("write:entities", "write:memories", "write:entity_postings", "write:keyword_postings", "write:history",
+          "write:messages", "write:extraction_runs", "commit")
+
+
+def _snapshot(m):
+    tables = [r[0] for r in m.db.rows("t", sql="SELECT table_name FROM information_schema.tables "
+                                               "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'")]
+    return {t: sorted(m.db.rows("t", sql=f'SELECT * FROM "{t}"'), key=repr) for t in sorted(tables)}
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_fault_anywhere_in_a_group_leaves_the_store_as_it_was(m, point):
+    m.add("I like tea", user_id="ana", infer=False)
+    before = _snapshot(m)
+    m.db.faults.add(point)
+    out = commit_adds([_prepared(m, "I like jazz and Paris"), _prepared(m, "I like chess", user="bob")], m._rt)
+    m.db.faults.discard(point)
+    assert all(isinstance(o, Exception) and point in str(o) for o in out), out
+    assert _snapshot(m) == before
+    assert_store_healthy(m)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_group_that_fails_once_is_committed_add_by_add(m, point):
+    original = m.db.checkpoint
+    fired = []
+
+    def once(p):
+        if p == point and not fired:
+            fired.append(p)
+            raise RuntimeError(f"injected fault at {p}")
+        original(p)
+    m.db.checkpoint = once
+    out = commit_adds([_prepared(m, "I like jazz and Paris"), _prepared(m, "I like chess", user="bob")], m._rt)
+    m.db.checkpoint = original
+    assert fired and not any(isinstance(o, Exception) for o in out)
+    assert len(m.get_all(user_id="ana")["results"]) >= 1 and len(m.get_all(user_id="bob")["results"]) == 1
+    assert_store_healthy(m)
+
+
+def test_pruning_inside_a_group_keeps_the_newest_messages(tmp_path):
+    mem = Memory(str(tmp_path / "p.duckdb"), config={**CONFIG, "messages_kept": 3})
+    states = [_prepared(mem, f"message number {i} about tea", infer=False) for i in range(6)]
+    out = commit_adds(states, mem._rt)
+    assert not any(isinstance(o, Exception) for o in out)
+    kept = mem.sql("select content from messages order by created_at, id")["content"].to_list()
+    assert len(kept) == 3
+    mem.add("one more message", user_id="ana", infer=False)          # the cache agrees with the file
+    assert mem.sql("select count(*) as n from messages").item() == 3
+    assert_store_healthy(mem)
+    mem.close()

@@ -100,6 +100,16 @@ class MemoryClient:
                      "a write that was in flight may or may not have been applied", url=self.url) from None
         return _answer(resp, self.url)
 
+    def ingest_upload(self, path: str | os.PathLike, *, user_id: str | None = None, agent_id: str | None = None,
+                      run_id: str | None = None, format: str = "auto") -> Any:
+        """Send one chat export file to the server and ingest it there (for a server on another
+        machine; `ingest(paths)` reads paths on the server's machine). Returns the IngestReport."""
+        with open(path, "rb") as fh:
+            data = fh.read()
+        return self._request("POST", "/v1/ingest_upload", raw=data, params={
+            "filename": os.path.basename(os.fspath(path)), "user_id": user_id, "agent_id": agent_id,
+            "run_id": run_id, "format": format})
+
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._request("POST", f"/v1/{name}", {"args": list(args), "kwargs": kwargs})
 

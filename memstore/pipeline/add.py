@@ -77,7 +77,8 @@ def commit_add(state: AddState, rt: Any) -> AddState:
 def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseException]:
     """Commit prepared adds together in ONE transaction (group commit). Each add sees the ones
     before it (dedupe, slot supersession), as if they had been committed one after another.
-    Tables that no write step reads back are written once per group as one Arrow batch each.
+    Every table's rows wait and are written as one Arrow batch per table; a step that reads the
+    store first writes what is pending (see DeferredInserts), so reads see the earlier adds.
 
     Returns, per add, its committed state or the exception that add alone raised: when the group's
     transaction fails, it is rolled back and every add is committed on its own."""
@@ -90,7 +91,7 @@ def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseExceptio
     with db.write_lock:
         try:
             with db.transaction("group_commit", cache_follows=True):
-                writer = DeferredInserts(db, eager=GROUP_EAGER_TABLES)
+                writer = DeferredInserts(db, eager=frozenset(), flush_on_read=True)
                 grt = dataclasses.replace(rt, db=writer)
                 done = []
                 for st in states:
@@ -106,11 +107,6 @@ def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseExceptio
             st.facts, st.results, st.tables, st.run_id_ = facts, [], {}, None
             out.append(_commit_alone(st, rt))
         return out
-
-
-# Group commit reads these back within the transaction (dedupe/supersession read memories,
-# message pruning reads messages); the rest wait for one INSERT per table at the end.
-GROUP_EAGER_TABLES = frozenset({"memories", "entities", "messages"})
 
 
 def _commit_alone(state: AddState, rt: Any) -> AddState | BaseException:

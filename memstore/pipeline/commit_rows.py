@@ -40,9 +40,7 @@ def _insert_entities(db: Any, ents: Any, known: set[str]) -> None:
     ids = ents.column("id").to_pylist() if ents.num_rows else []
     if not ids or known.issuperset(ids):
         return
-    db.run("queries/insert_entities", {
-        "ids": ids, "names": ents.column("name").to_pylist(), "norms": ents.column("norm").to_pylist(),
-        "labels": ents.column("label").to_pylist(), "created_at": ents.column("created_at")[0].as_py()})
+    db.upsert_entities(ents)
 
 
 def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
@@ -57,8 +55,7 @@ def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
         db.run("queries/prune_messages", {"scope_key": state.scope.key, "keep": keep})
         return None
     drop = db.scope_cache.messages_to_prune(db, state.scope.key, _message_keys(state), keep)
-    if drop:
-        db.run("queries/prune_messages_by_id", {"scope_key": state.scope.key, "ids": drop})
+    db.prune_messages(state.scope.key, drop)
     return drop
 
 

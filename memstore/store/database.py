@@ -51,6 +51,7 @@ class Database:
         # freed when the last Database on this file closes, or is garbage-collected unclosed
         self._release = weakref.finalize(self, release_cache, self.path, self.scope_cache)
         self._columns: dict[str, dict[str, str]] = {}
+        self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
         self.has_vss = load_extension(self._con, "vss")
         self.has_fts = load_extension(self._con, "fts")
         if not read_only:
@@ -85,6 +86,7 @@ class Database:
             self.has_fts = load_extension(self._con, "fts")
             self.scope_cache.invalidate()
             self._columns.clear()
+            self._insert_shapes.clear()
 
     @property
     def in_transaction(self) -> bool:
@@ -211,15 +213,24 @@ class Database:
         self.checkpoint(f"write:{table}")
         types = self.column_types(table)
         cols = data.column_names
-        names = ", ".join(sql_ident(c) for c in cols)
-        if any(types[c].endswith("]") and not types[c].endswith("[]") for c in cols):   # a FLOAT[dim] column
-            row = "(" + ", ".join(f"?::{types[c]}" for c in cols) + ")"
-            sql = f"INSERT INTO {sql_ident(table)} ({names}) VALUES " + ", ".join([row] * data.num_rows)
+        shape = self._insert_shapes.get((table, tuple(cols)))
+        if shape is None:       # quoting every name costs more than the statement: once per table and columns
+            names = ", ".join(sql_ident(c) for c in cols)
+            vector = any(types[c].endswith("]") and not types[c].endswith("[]") for c in cols)   # a FLOAT[dim]
+            if vector:
+                shape = (True, f"INSERT INTO {sql_ident(table)} ({names}) VALUES ",
+                         "(" + ", ".join(f"?::{types[c]}" for c in cols) + ")")
+            else:
+                shape = (False, f"INSERT INTO {sql_ident(table)} ({names}) SELECT "
+                         + ", ".join(f"unnest(?::{types[c]}[])" for c in cols), "")
+            self._insert_shapes[(table, tuple(cols))] = shape
+        vector, head, row = shape
+        if vector:
+            sql = head + ", ".join([row] * data.num_rows)
             columns = [_param_column(data.column(c), types[c]) for c in cols]
             params = [col[i] for i in range(data.num_rows) for col in columns]
         else:
-            sql = (f"INSERT INTO {sql_ident(table)} ({names}) SELECT "
-                   + ", ".join(f"unnest(?::{types[c]}[])" for c in cols))
+            sql = head
             params = [data.column(c).to_pylist() for c in cols]
         try:
             self.con.execute(sql, params)
@@ -227,6 +238,21 @@ class Database:
             raise QueryError(f"write:{table}", sql, None, exc) from exc
         if not self.in_transaction:
             self.scope_cache.invalidate()
+
+    def upsert_entities(self, ents: pa.Table) -> None:
+        """Add the entities not stored yet (shared by all scopes) in ONE statement."""
+        if ents.num_rows == 0:
+            return
+        self.checkpoint("write:entities")
+        self.run("queries/insert_entities", {
+            "ids": ents.column("id").to_pylist(), "names": ents.column("name").to_pylist(),
+            "norms": ents.column("norm").to_pylist(), "labels": ents.column("label").to_pylist(),
+            "created_at": ents.column("created_at")[0].as_py()})
+
+    def prune_messages(self, scope_key: str, ids: list[str]) -> None:
+        """Delete these messages of the scope (add()'s pruning beyond `messages_kept`)."""
+        if ids:
+            self.run("queries/prune_messages_by_id", {"scope_key": scope_key, "ids": list(ids)})
 
     def column_types(self, table: str) -> dict[str, str]:
         """{column: DuckDB type} of a table (cached; the schema only changes by migration)."""
