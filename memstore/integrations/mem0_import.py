@@ -215,7 +215,6 @@ def import_mem0(rt: Any, qdrant_path: str | os.PathLike, *, collection: str = "m
         report.vectors = "kept" if use_vectors else (f"re-embedded: mem0's vectors are {dim}-d, this store's "
                                                      f"embedder {rt.db.dim}-d")
     seen_ids: set[str] = set()
-    imported_ids: set[str] = set()
     chunk: list[_Planned] = []
     for pid, payload, vec in points:
         report.read += 1
@@ -229,10 +228,10 @@ def import_mem0(rt: Any, qdrant_path: str | os.PathLike, *, collection: str = "m
             continue
         chunk.append(planned)
         if len(chunk) >= batch_size:
-            imported_ids |= _write_chunk(rt, chunk, hist, report)
+            _write_chunk(rt, chunk, hist, report)
             chunk = []
     if chunk:
-        imported_ids |= _write_chunk(rt, chunk, hist, report)
+        _write_chunk(rt, chunk, hist, report)
     orphans = sum(len(v) for k, v in hist.items() if k not in seen_ids)
     if orphans:
         report.history_skipped_by_reason["memory no longer in the mem0 store (its scope is unknown)"] += orphans
@@ -242,7 +241,8 @@ def import_mem0(rt: Any, qdrant_path: str | os.PathLike, *, collection: str = "m
 
 def _write_chunk(rt: Any, chunk: list[_Planned], hist: dict[str, list[dict[str, Any]]],
                  report: ImportReport) -> set[str]:
-    """Analyse, embed and write one chunk in ONE transaction; returns the ids written."""
+    """Analyse, embed and write one chunk in ONE transaction (a failure stores none of it, and the
+    chunks before it stay: a re-run completes the rest); returns the ids written."""
     db = rt.db
     known = {r[0] for r in db.rows("queries/known_memory_ids", {"ids": [p.id for p in chunk]})}
     todo = []
@@ -256,9 +256,8 @@ def _write_chunk(rt: Any, chunk: list[_Planned], hist: dict[str, list[dict[str, 
     if not todo:
         return set()
     analyses = rt.nlp.analyze([p.text for p in todo])
-    need = [i for i, p in enumerate(todo) if not _usable(p.vector, db.dim)]
-    vecs: list[Any] = [np.asarray(p.vector, dtype=np.float32) if i not in set(need) else None
-                       for i, p in enumerate(todo)]
+    vecs: list[Any] = [np.asarray(p.vector, dtype=np.float32) if _usable(p.vector, db.dim) else None for p in todo]
+    need = [i for i, v in enumerate(vecs) if v is None]
     if need:
         for i, v in zip(need, rt.embedder.embed([todo[i].text for i in need])):
             vecs[i] = v
