@@ -233,8 +233,18 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         except ImportError:
             pass
         else:
-            mount_mcp(app, memory, token=token)
+            mount_mcp(app, _AddsThrough(memory, add), token=token)
     return app
+
+
+class _AddsThrough:
+    """The memory as the MCP tools see it: every call goes to it, adds through the group committer."""
+
+    def __init__(self, memory: Any, add: Any) -> None:
+        self._memory, self.add = memory, add
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._memory, name)
 
 
 def _check_analyst(spec: MethodSpec, kwargs: Dict[str, Any], analyst_api: bool) -> None:
