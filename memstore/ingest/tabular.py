@@ -30,7 +30,6 @@ import hashlib
 import io
 import json
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -168,7 +167,13 @@ def _row_key(role: Any, when: Any, content: Any, position: int) -> str:
 
 def _jsonl_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
     with open(file, "rb") as f:
-        for n, raw in enumerate(f, 1):
+        for n, raw in enumerate(_lines(f, MAX_LINE_BYTES), 1):
+            if raw is None:
+                problems.append(Problem(file, f"line {n} is longer than {MAX_LINE_BYTES:,} bytes: skipped",
+                                        message=f"line {n}", unread=True))
+                continue
+            if n == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
             if not raw.strip():
                 continue
             try:
@@ -183,6 +188,10 @@ def _jsonl_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[
                 problems.append(Problem(file, f"line {n} is not valid JSON ({exc.msg} at column {exc.colno})",
                                         message=f"line {n}", unread=True))
                 continue
+            except RecursionError:
+                problems.append(Problem(file, f"line {n} is nested too deeply to read", message=f"line {n}",
+                                        unread=True))
+                continue
             if not isinstance(row, dict):
                 problems.append(Problem(file, f"line {n} is a JSON {type(row).__name__}, not an object",
                                         message=f"line {n}", unread=True))
@@ -190,8 +199,27 @@ def _jsonl_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[
             yield f"line {n}", row
 
 
+MAX_LINE_BYTES = 64 << 20      # a JSONL line / CSV field beyond this is skipped (memory stays bounded)
+
+
+def _lines(f: Any, limit: int) -> Iterator[bytes | None]:
+    """The lines of a binary file; None for a line over `limit` bytes (read through, not kept)."""
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:
+                rest = f.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
+
+
 def _csv_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # the size limit is max_message_chars, checked later
+    csv.field_size_limit(MAX_LINE_BYTES)   # a longer field stops the file with a clear error, not 1.5 GB RSS
     with open(file, "rb") as raw:
         stream = Utf8Repair(raw)
         text = io.TextIOWrapper(io.BufferedReader(stream), encoding="utf-8", newline="")
