@@ -131,3 +131,13 @@ def test_a_bom_export_is_detected_and_read(tmp_path, encoding):
     jl.write_text('{"role": "user", "content": "hi"}\n{"role": "user", "content": "yo"}\n', encoding=encoding)
     out = read(jl, "jsonl")
     assert out["problems"] == [] and out["conversations"] == 1
+
+
+def test_a_csv_quote_that_never_closes_is_reported_not_merged_silently(tmp_path):
+    path = tmp_path / "chat.csv"
+    path.write_text('role,content,conversation_id\nuser,hello,c\nuser,"oops,c\nuser,second,c\nuser,third,c\n')
+    out = read(path, "csv")
+    assert any("never closed" in p and "row 5" in p for p in out["problems"]), out["problems"]
+    ok = tmp_path / "ok.csv"
+    ok.write_text('role,content,conversation_id\nuser,"two\nlines",c\nuser,"fine",c\n')
+    assert read(ok, "csv")["problems"] == []

@@ -225,14 +225,26 @@ def _csv_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[st
         text = io.TextIOWrapper(io.BufferedReader(stream), encoding="utf-8", newline="")
         delimiter = "\t" if file.lower().endswith(".tsv") else ","
         reader = csv.DictReader(text, delimiter=delimiter)
+        held: tuple[str, dict[str, Any], int] | None = None     # one row of lookahead (see below)
         try:
             for row in reader:
+                start = held[2] if held else 1
                 if None in row:   # more cells than header columns
                     problems.append(Problem(file, f"row {reader.line_num} has more cells than the header; "
                                                   "extra cells ignored", message=f"row {reader.line_num}",
                                             severity="warning"))
                     row.pop(None)
-                yield f"row {reader.line_num}", row
+                if held:
+                    yield held[0], held[1]
+                held = (f"row {reader.line_num}", row, reader.line_num, start)  # type: ignore[assignment]
+            # A quote opened and never closed swallows the rest of the file into the last row: the
+            # csv module says nothing, so it is recognised here (several lines, no closing quote).
+            if held and held[2] - held[3] > 1 and not _ends_with_quote(file):  # type: ignore[misc]
+                problems.append(Problem(file, f"{held[0]} opens a quoted field that is never closed: the last "
+                                              f"{held[2] - held[3]} line(s) were merged into it; skipped",  # type: ignore[misc]
+                                        message=held[0], unread=True))
+            elif held:
+                yield held[0], held[1]
         except csv.Error as exc:
             raise SourceFormatError(f"{file}: CSV is damaged at line {reader.line_num}: {exc}",
                                     hint="the rows before it were read; repair the file and run again",
@@ -240,6 +252,12 @@ def _csv_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[st
         if stream.bad:
             problems.append(Problem(file, f"{stream.bad} invalid UTF-8 byte sequence(s) replaced with U+FFFD "
                                           f"(first near byte {stream.first_bad_at})", severity="warning"))
+
+
+def _ends_with_quote(file: str) -> bool:
+    with open(file, "rb") as f:
+        f.seek(max(0, os.path.getsize(file) - 64))
+        return f.read().rstrip().endswith(b'"')
 
 
 def _parquet_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
