@@ -18,8 +18,8 @@ from pathlib import Path
 
 import ijson
 
-from memstore.ingest.sources import open_bytes
-from memstore.ingest.types import UnknownFormatError
+from memstore.ingest.sources import READ_CHUNK, open_bytes
+from memstore.ingest.types import SourceFormatError, UnknownFormatError
 
 from memstore.ingest.formats import FORMATS  # noqa: E402,F401  (re-exported)
 _BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
@@ -53,18 +53,53 @@ def detect_format(path: str | os.PathLike) -> str:
                                               "unzip other archives and pass the data file")
     with open(p, "rb") as f:
         head = f.read(4096)
-    if not zipfile.is_zipfile(p) and head.lstrip()[:1] not in (b"[", b"{"):
+    if not zipfile.is_zipfile(p) and head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] not in (b"[", b"{"):
         raise UnknownFormatError(f"cannot tell the format of {p}: it is not JSON, JSONL, CSV or Parquet "
                                  f"(starts with {head[:24]!r})")
     return _sniff_json(p)
 
 
+def _sniff_array(p: Path) -> str | None:
+    """The format of a top-level JSON array from its first records (read with the bounded splitter:
+    a record nested too deep or too large is passed over); None when the file is not an array."""
+    from memstore.ingest.jsonstream import iter_items
+
+    with open_bytes(p) as stream:
+        if stream.peek(64).lstrip()[:1] != b"[":
+            return None
+        skipped: list = []
+        seen = 0
+        try:
+            for item in iter_items(stream, str(p), what="record", problems=skipped):
+                seen += 1
+                if isinstance(item, dict):
+                    fmt = _decide(list(item), "start_array", final=True)
+                    if fmt:
+                        return fmt
+                    raise UnknownFormatError(f"cannot tell the format of {p}: first record has keys "
+                                             f"{sorted(item)[:12]}")
+                if seen + len(skipped) >= 5:
+                    break
+        except SourceFormatError as exc:
+            raise UnknownFormatError(f"cannot tell the format of {p}: not valid JSON ({exc})") from None
+        if not seen and not skipped:
+            return "chatgpt"   # an empty export: any conversation reader reads nothing
+        if skipped:
+            raise UnknownFormatError(f"cannot tell the format of {p}: {skipped[0].reason}",
+                                     hint="pass format=... explicitly (chatgpt, claude, locomo, jsonl)")
+        return None
+
+
 def _sniff_json(p: Path) -> str:
+    fmt = _sniff_array(p)
+    if fmt:
+        return fmt
     keys: list[str] = []
     top: str | None = None
     try:
         with open_bytes(p) as stream:
-            events = ijson.parse(stream, multiple_values=True)
+            # large reads: ijson joins a long string chunk by chunk (a 200 MB title took minutes at 64 KB)
+            events = ijson.parse(stream, multiple_values=True, buf_size=READ_CHUNK)
             for n, (prefix, event, value) in enumerate(events):
                 if n == 0:
                     top = event

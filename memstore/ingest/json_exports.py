@@ -28,13 +28,18 @@ def stream_conversations(path: str | os.PathLike, problems: list[Problem], parse
     of the JSON array in `path` (the file is streamed, a .zip member included)."""
     file = os.fspath(path)
     with open_bytes(file) as stream:
-        for n, raw in enumerate(iter_items(stream, file, what="conversation")):
+        for n, raw in enumerate(iter_items(stream, file, what="conversation", problems=problems, **_limits(options))):
             conv = parse(raw, file, problems, index=n, repaired=stream.bad > 0, **options)
             if conv is not None:
                 yield conv
         if stream.bad:
             problems.append(Problem(file, f"{stream.bad} invalid UTF-8 byte sequence(s) replaced with U+FFFD "
                                           f"(first near byte {stream.first_bad_at})", severity="warning"))
+
+
+def _limits(options: dict[str, Any]) -> dict[str, int]:
+    """The reader limits among the options (popped: the per-format parsers do not take them)."""
+    return {k: options.pop(k) for k in ("max_depth", "max_item_bytes") if k in options}
 
 
 def lenient_time(value: Any, field: str) -> dt.datetime | None:

@@ -69,6 +69,8 @@ class Utf8Repair(io.RawIOBase):
                 self.bad += len(found)
                 if self.first_bad_at is None:
                     self.first_bad_at = max(0, self._consumed + found[0])
+            if self._consumed == 0 and text.startswith("\ufeff"):
+                text = text[1:]          # a UTF-8 byte-order mark is not content
             self._consumed += len(data)
             if not data:
                 self._dec = None  # type: ignore[assignment]
@@ -88,6 +90,28 @@ class Utf8Repair(io.RawIOBase):
         return n
 
 
+MAX_ZIP_RATIO = 100          # chat exports deflate ~5-15:1; a member inflating more is refused ...
+MAX_ZIP_CHECKED = 64 << 20   # ... once it is this big (small members may compress better)
+MAX_ZIP_MEMBER = 16 << 30    # and nothing over 16 GB inflated
+
+
+def check_zip_member(info: zipfile.ZipInfo, archive: str) -> None:
+    """Refuse a zip member whose declared size or compression ratio says zip bomb (zipfile reads
+    a member only up to its declared size, so the declaration bounds the work).
+
+    >>> i = zipfile.ZipInfo("conversations.json"); i.file_size, i.compress_size = 1 << 30, 1 << 20
+    >>> check_zip_member(i, "x.zip")
+    Traceback (most recent call last):
+    ...
+    memstore.ingest.types.SourceFormatError: x.zip: conversations.json inflates 1,024 times (1,073,741,824 bytes from 1,048,576): refused as a likely zip bomb — unzip it yourself and pass the file if it is genuine
+    """
+    ratio = info.file_size / max(1, info.compress_size)
+    if info.file_size > MAX_ZIP_MEMBER or (info.file_size > MAX_ZIP_CHECKED and ratio > MAX_ZIP_RATIO):
+        raise SourceFormatError(f"{archive}: {info.filename} inflates {ratio:,.0f} times ({info.file_size:,} bytes from "
+                                f"{info.compress_size:,}): refused as a likely zip bomb",
+                                hint="unzip it yourself and pass the file if it is genuine", file=archive)
+
+
 def zip_member(zf: zipfile.ZipFile, wanted: tuple[str, ...]) -> str | None:
     """The first member whose base name is in `wanted` (shallowest path first)."""
     names = sorted((n for n in zf.namelist() if not n.endswith("/")), key=lambda n: (n.count("/"), n))
@@ -105,6 +129,7 @@ def open_bytes(path: str | os.PathLike, *, member: str | None = None,
             if name is None:
                 raise SourceFormatError(f"{p}: zip archive has no {' or '.join(wanted)}",
                                         hint="unzip it and pass the conversations file itself", file=str(p))
+            check_zip_member(zf.getinfo(name), str(p))
             with zf.open(name) as raw:
                 yield Utf8Repair(raw)
         return
