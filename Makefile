@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
 app: $(STAMP)
-	$(BIN)/streamlit run app.py
+	$(BIN)/memstore ui
 
 bench: $(STAMP)
 	$(BIN)/python bench/write_path.py

@@ -55,7 +55,21 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
     file; `Memory(config={...})` or `Memory.from_config({...})` selects LLM, embedder, thresholds.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None) -> None:
+    def __new__(cls, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None,
+                **kwargs: Any) -> Any:
+        # A URL, or a store that a running `memstore serve` owns, gives the HTTP client instead:
+        # same methods, same return shapes (see memstore/client/).
+        if cls is Memory and not kwargs.get("embedded", False):
+            from memstore.client.connect import client_for
+
+            client = client_for(path if path is not None else _configured_path(config))
+            if client is not None:
+                return client
+        return super().__new__(cls)
+
+    def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None,
+                 embedded: bool = False) -> None:
+        """`embedded=True` always opens the file in this process (what `memstore serve` does)."""
         cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.from_dict(config or {})
         if path is not None:
             cfg.path = os.fspath(path)
@@ -107,20 +121,21 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
         """
         if _unsupported:
             raise TypeError(f"add() got unexpected argument(s) {sorted(_unsupported)}")
+        state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                                infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
+                                actor_id=actor_id)
+        return add_result(run_add(state, self._rt))
+
+    def _add_state(self, messages: Any, *, user_id: str | None, agent_id: str | None, run_id: str | None,
+                   metadata: dict[str, Any] | None, infer: bool, prompt: str | None, timestamp: Any,
+                   expiration_date: Any, actor_id: str | None) -> AddState:
+        """add()'s arguments checked and turned into the pipeline's state (shared with group commit)."""
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
-        state = AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
-                         infer=infer, actor_id=actor_id, prompt=prompt,
-                         timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
-                         expiration_date=parse_time(expiration_date, "expiration_date")
-                         if expiration_date is not None else None)
-        state = run_add(state, self._rt)
-        ex = state.extraction
-        return {"results": state.results,
-                "extraction": {"id": state.run_id_, "status": ex.status if ex else None,
-                               "facts": len(state.facts),
-                               "deduplicated": sum(f.outcome.startswith("duplicate") for f in state.facts),
-                               "error": ex.error if ex else None},
-                "timings": dict(state.timings)}
+        return AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
+                        infer=infer, actor_id=actor_id, prompt=prompt,
+                        timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
+                        expiration_date=parse_time(expiration_date, "expiration_date")
+                        if expiration_date is not None else None)
 
     def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
                metadata: dict[str, Any] | None = None, expiration_date: Any = None,
@@ -260,6 +275,26 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI):
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...)."""
         return [history_record(r) for r in self.db.dicts("queries/history", {"memory_id": memory_id})]
+
+
+def add_result(state: AddState) -> dict[str, Any]:
+    """What add() returns for a committed state: exactly what was stored."""
+    ex = state.extraction
+    return {"results": state.results,
+            "extraction": {"id": state.run_id_, "status": ex.status if ex else None,
+                           "facts": len(state.facts),
+                           "deduplicated": sum(f.outcome.startswith("duplicate") for f in state.facts),
+                           "error": ex.error if ex else None},
+            "timings": dict(state.timings)}
+
+
+def _configured_path(config: MemoryConfig | dict | None) -> str:
+    """The store a Memory built with no path would open (config path, $MEMSTORE_PATH, default)."""
+    if isinstance(config, MemoryConfig):
+        return config.path
+    if isinstance(config, dict) and "path" in config:
+        return str(config["path"])
+    return os.environ.get("MEMSTORE_PATH") or MemoryConfig().path
 
 
 def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,

@@ -13,7 +13,7 @@ from typing import Any
 
 from memstore.errors import MemstoreError
 
-COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui")
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:
@@ -33,12 +33,38 @@ def scope_from_args(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}
 
 
-def open_memory(args: argparse.Namespace, **config: Any):  # noqa: ANN201
-    """Open the store named by --store / MEMSTORE_PATH / the default."""
-    from memstore import Memory
+# Commands that only read: on a store that does not exist they say so instead of creating it.
+READ_COMMANDS = frozenset({"search", "list", "get", "history", "timeline", "contradictions", "receipts", "sql",
+                           "export", "doctor", "ui"})
 
-    path = getattr(args, "store", None) or os.environ.get("MEMSTORE_PATH")
-    return Memory(path, config=config or None)
+
+def store_path(args: argparse.Namespace) -> str:
+    """--store, else $MEMSTORE_PATH, else the default store (data/memstore.duckdb)."""
+    from memstore.config import DEFAULT_PATH
+
+    return getattr(args, "store", None) or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
+
+
+def open_memory(args: argparse.Namespace, *, must_exist: bool = False, **config: Any):  # noqa: ANN201
+    """The store named by --store / MEMSTORE_PATH / the default: a client of its server when one
+    runs (the heavy stack is then never imported), else the file opened in this process.
+    `must_exist` (read commands): a missing store is an error, not a new empty file."""
+    from memstore.client.connect import client_for
+
+    path = store_path(args)
+    client = client_for(path)
+    if client is not None:
+        return client
+    must_exist = must_exist or getattr(args, "command", None) in READ_COMMANDS
+    if must_exist and not os.path.exists(path) and path != ":memory:":
+        from memstore.errors import StoreNotFoundError
+
+        raise StoreNotFoundError(f"no store at {path}",
+                                 hint="check --store / $MEMSTORE_PATH; a store is created by the first write "
+                                      "(`memstore add` or `memstore ingest`)", path=path)
+    from memstore.memory import Memory
+
+    return Memory(path, config=config or None, embedded=True)
 
 
 def build_parser() -> argparse.ArgumentParser:

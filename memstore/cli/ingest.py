@@ -6,7 +6,7 @@ import json
 import sys
 
 from memstore.cli import add_store_arg, open_memory
-from memstore.ingest.detect import FORMATS
+from memstore.ingest.formats import FORMATS
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -2,6 +2,9 @@
 
     memstore ui                              # $MEMSTORE_PATH, else the demo store
     memstore ui --store runs/a.duckdb --port 8502
+
+The dashboard is a client of the store's server: when none runs, `memstore ui` starts one (and
+says so) and stops it again on exit, so notebooks, ingest and agents can use the store meanwhile.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--headless", action="store_true", help="do not open a browser window")
+    p.add_argument("--no-server", action="store_true",
+                   help="open the file in the dashboard itself instead of starting a memstore server for it")
     p.set_defaults(func=cmd_ui)
 
 
@@ -44,6 +49,52 @@ def cmd_ui(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("streamlit") is None:
         print("error: the dashboard needs Streamlit — install it with: pip install 'memstore[app]'", file=sys.stderr)
         return 1
+    server = None
+    if not args.no_server:
+        from memstore.dashboard.store import DEFAULT_DEMO_STORE, choose_store_path
+
+        store = choose_store_path(args.store)
+        if not os.path.exists(store) and Path(store) == DEFAULT_DEMO_STORE:
+            from memstore.dashboard.demo_store import ensure_demo_store
+
+            print(f"building the demo store {store} from data/demo …", file=sys.stderr)
+            ensure_demo_store(store)
+        if os.path.exists(store):
+            args.store = store
+            server = ensure_server(store)
     cmd, env = streamlit_command(args)
     print(f"dashboard on http://{args.host}:{args.port}  (Ctrl+C to stop)", file=sys.stderr)
-    return subprocess.call(cmd, env=env)
+    try:
+        return subprocess.call(cmd, env=env)
+    finally:
+        if server is not None:
+            print("stopping the server this dashboard started", file=sys.stderr)
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+def ensure_server(store: str, timeout_s: float = 120.0) -> subprocess.Popen | None:
+    """Start `memstore serve` for `store` unless one runs; returns the process we started (or None)."""
+    import time
+
+    from memstore.server.discovery import live_server
+
+    info = live_server(store)
+    if info is not None:
+        print(f"using the memstore server at {info['url']} for {store}", file=sys.stderr)
+        return None
+    print(f"no server owns {store}: starting `memstore serve --store {store}` for this dashboard", file=sys.stderr)
+    proc = subprocess.Popen([sys.executable, "-m", "memstore.cli", "serve", "--store", store],
+                            stdout=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"error: `memstore serve --store {store}` exited with {proc.returncode} (see above)")
+        if live_server(store, timeout=1.0):
+            return proc
+        time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit(f"error: the server for {store} did not start within {timeout_s:.0f} s")

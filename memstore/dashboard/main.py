@@ -24,7 +24,6 @@ from memstore.dashboard.store import (
     StoreLockedError,
     choose_store_path,
     open_memory,
-    open_snapshot,
 )
 from memstore.dashboard.widgets import PageContext, show_flash, style_page
 from memstore.errors import MemstoreError
@@ -46,11 +45,6 @@ def _open(path: str) -> OpenStore:
     return open_memory(path)
 
 
-@st.cache_resource(show_spinner=False)
-def _snapshot(path: str, nonce: int) -> OpenStore:
-    return open_snapshot(path)
-
-
 def _build_demo(path: str, *, complete: bool = False) -> None:
     with _build_lock:
         if Path(path).exists() and not complete:
@@ -61,19 +55,11 @@ def _build_demo(path: str, *, complete: bool = False) -> None:
 
 
 def open_store() -> OpenStore | None:
-    """The store named in the sidebar, opened (or a snapshot of it); None after showing why not."""
+    """The store named in the sidebar: a client of its server, or opened here; None after showing why not."""
     sb = st.sidebar
     typed = sb.text_input("Store (DuckDB file)", key="store_path", placeholder=f"demo: {DEFAULT_DEMO_STORE.name}",
                           help="Empty: $MEMSTORE_PATH, else the demo store built from data/demo.")
     path = choose_store_path(typed)
-    if st.session_state.get("released") == path:
-        st.info(f"{path} is closed: other processes can write it now.")
-        if st.button("Reopen the store", key="reopen"):
-            st.session_state.pop("released")
-            st.rerun()
-        return None
-    if st.session_state.get("snapshot_for") == path:
-        return _open_snapshot(path)
     if not Path(path).exists():
         if Path(path) == DEFAULT_DEMO_STORE:
             _build_demo(path)
@@ -85,35 +71,9 @@ def open_store() -> OpenStore | None:
         return _open(path)
     except StoreLockedError as exc:
         st.error(f"Cannot open the store: {exc}")
-        st.markdown("DuckDB lets **one** process write a database file; another process (an ingest, an agent, "
-                    "the CLI) has it open now. You can look at a **read-only snapshot**: a copy of the file as it "
-                    "is now, which later writes will not change.")
-        if st.button("Open a read-only snapshot copy", key="open_snapshot", type="primary"):
-            st.session_state["snapshot_for"] = path
-            st.rerun()
     except MemstoreError as exc:
         st.error(f"Cannot open `{path}`: {exc}")
     return None
-
-
-def _open_snapshot(path: str) -> OpenStore | None:
-    nonce = st.session_state.setdefault("snapshot_nonce", 0)
-    try:
-        with st.spinner("Copying the store…"):
-            opened = _snapshot(path, nonce)
-    except (MemstoreError, OSError) as exc:
-        st.error(f"Could not open a snapshot of `{path}`: {exc} — try again in a moment.")
-        st.session_state.pop("snapshot_for", None)
-        return None
-    st.warning(f"Read-only snapshot of `{path}` taken at {opened.snapshot_taken:%H:%M:%S}; actions are disabled.")
-    c1, c2, _ = st.columns([1, 1, 3])
-    if c1.button("Refresh snapshot", key="refresh_snapshot"):
-        st.session_state["snapshot_nonce"] = nonce + 1
-        st.rerun()
-    if c2.button("Open the store itself", key="leave_snapshot"):
-        st.session_state.pop("snapshot_for", None)
-        st.rerun()
-    return opened
 
 
 def sidebar_context(opened: OpenStore) -> PageContext:
@@ -127,14 +87,7 @@ def sidebar_context(opened: OpenStore) -> PageContext:
     label = sb.selectbox("Scope", labels, key="scope", on_change=_scope_changed,
                          placeholder="choose a scope") if labels else None
     actor = sb.text_input("Acting as (actor_id in history)", value="dashboard", key="actor").strip() or "dashboard"
-    if not opened.read_only and sb.button("Close store (release the file lock)", key="release"):
-        _open.clear()
-        opened.memory.close()
-        st.session_state["released"] = opened.path
-        st.rerun()
-    served = Path(opened.snapshot_path or opened.path).resolve()
-    sb.caption(f"Serving `{served}`" + (f" (read-only snapshot of `{Path(opened.path).resolve()}`)"
-                                         if opened.read_only else ""))
+    sb.caption(opened.where)
     warm_up(m, scopes)
     scope = scopes[labels.index(label)] if label in labels else None
     return PageContext(memory=m, scope=scope, scopes=scopes, actor_id=actor, read_only=opened.read_only)

@@ -1,9 +1,10 @@
-"""Opening the store for the dashboard: which file, what to do when another process holds it.
+"""Opening the store for the dashboard: which file, and through whom.
 
-DuckDB lets one process write a database file; a second process that opens it gets
-`IOException: Could not set lock on file …`. The dashboard turns that into `StoreLockedError` (with
-the holder DuckDB names) and can open a *snapshot*: a copy of the file (and its WAL) in a temporary
-folder, opened read-only, so a person can look at a store while an ingest is writing it.
+When a `memstore serve` owns the store (`memstore ui` starts one when none runs), the dashboard is
+one of its clients: it never holds the file, so notebooks, ingest and agents keep working on the
+same store. Run directly (`streamlit run app.py`) on a store no server owns, it opens the file
+itself and says so. A store held by a process that is not a server is one clear sentence (who
+holds it, what to do), never a traceback.
 
 >>> choose_store_path("", env={}) == str(DEFAULT_DEMO_STORE)
 True
@@ -14,36 +15,35 @@ True
 """
 from __future__ import annotations
 
-import datetime as dt
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-
-import duckdb
 
 from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
-from memstore.errors import MemstoreError
+from memstore.errors import StoreLockedError
 
-
-class StoreLockedError(MemstoreError):
-    """Another process holds the store's write lock (DuckDB allows one writing process)."""
+__all__ = ["OpenStore", "StoreLockedError", "choose_store_path", "open_memory"]
 
 
 @dataclass
 class OpenStore:
-    """A Memory the dashboard works on, and where it came from."""
+    """A Memory (or a client of the store's server) the dashboard works on, and where it came from."""
 
-    memory: object            # memstore.Memory (untyped here to keep imports light)
+    memory: object            # memstore.Memory or memstore.client.MemoryClient (untyped: light imports)
     path: str                 # the store the person asked for
-    snapshot_path: str | None = None
-    snapshot_taken: dt.datetime | None = None
+    server_url: str | None = None     # set when a memstore server serves it
 
     @property
     def read_only(self) -> bool:
-        return self.snapshot_path is not None
+        return False
+
+    @property
+    def where(self) -> str:
+        """One line for the sidebar: which file, and who owns it."""
+        if self.server_url:
+            return f"store: `{os.path.abspath(self.path)}` — served by {self.server_url}"
+        return (f"store: `{os.path.abspath(self.path)}` — opened by this dashboard (other processes cannot write "
+                f"it meanwhile; `memstore ui` or `memstore serve` shares it)")
 
 
 def choose_store_path(typed: str | None, env: Mapping[str, str] | None = None) -> str:
@@ -53,44 +53,14 @@ def choose_store_path(typed: str | None, env: Mapping[str, str] | None = None) -
     return typed or env.get("MEMSTORE_PATH") or str(DEFAULT_DEMO_STORE)
 
 
-def is_lock_error(exc: BaseException) -> bool:
-    """True for DuckDB's 'Could not set lock on file' (another process has the file open)."""
-    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
-
-
 def open_memory(path: str) -> OpenStore:
-    """Open `path` for reading and writing; StoreLockedError when another process holds it."""
-    from memstore import Memory
+    """A client of the server that owns `path`, else the file opened here. StoreLockedError (one
+    sentence naming the holder) when a process that is not a server holds it."""
+    from memstore.client.connect import client_for
 
-    try:
-        return OpenStore(Memory(path), path)
-    except duckdb.IOException as exc:
-        if is_lock_error(exc):
-            holder = str(exc).split("Conflicting lock is held in", 1)[-1].split(". See", 1)[0].strip()
-            raise StoreLockedError(
-                f"{path} is open for writing in another process ({holder or 'unknown'})",
-                hint="wait until it finishes, or open a read-only snapshot copy to look at it now",
-                path=path) from exc
-        raise
+    client = client_for(path)
+    if client is not None:
+        return OpenStore(client, path, server_url=client.url)
+    from memstore.memory import Memory
 
-
-def open_snapshot(path: str, directory: str | None = None) -> OpenStore:
-    """Copy `path` (and its .wal) into a temporary folder and open the copy read-only.
-
-    The copy is taken without the lock, so it may miss the writer's latest uncommitted work; DuckDB
-    replays the copied WAL, so what was committed when the copy was taken is there.
-    """
-    from memstore import Memory
-
-    src = Path(path)
-    if not src.exists():
-        raise FileNotFoundError(f"no store at {path}")
-    folder = Path(directory or tempfile.mkdtemp(prefix="memstore-snapshot-"))
-    target = folder / src.name
-    shutil.copyfile(src, target)
-    wal = Path(str(src) + ".wal")
-    if wal.exists():
-        shutil.copyfile(wal, str(target) + ".wal")
-    taken = dt.datetime.now().replace(microsecond=0)
-    memory = Memory(str(target), config={"read_only": True})
-    return OpenStore(memory, path, snapshot_path=str(target), snapshot_taken=taken)
+    return OpenStore(Memory(path, embedded=True), path)

@@ -21,7 +21,7 @@ import ijson
 from memstore.ingest.sources import open_bytes
 from memstore.ingest.types import UnknownFormatError
 
-FORMATS = ("chatgpt", "claude", "locomo", "jsonl", "csv", "parquet")
+from memstore.ingest.formats import FORMATS  # noqa: E402,F401  (re-exported)
 _BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
               ".pq": "parquet"}
 _SNIFF_EVENTS = 20_000

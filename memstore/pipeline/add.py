@@ -2,9 +2,15 @@
 
 validate → context → extract (ONE LLM call) → analyze (spaCy) → embed (batch) →
 [write lock] dedupe (whole scope) → supersede by slot → build rows → commit (ONE transaction)
+
+`prepare_add` runs the first part (no writes), `commit_add` the second; `commit_adds` commits many
+prepared adds in ONE transaction (the server's group commit), each still atomic: if the group's
+transaction fails, each add is committed alone, so one bad add cannot fail the others.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 from typing import Any
 
@@ -43,17 +49,71 @@ def _run(step: Any, state: AddState, rt: Any) -> AddState:
 def run_add(state: AddState, rt: Any) -> AddState:
     """Run every step; returns the state with `results` = exactly what was committed."""
     t0 = time.perf_counter()
+    state = commit_add(prepare_add(state, rt), rt)
+    state.timings["total"] = time.perf_counter() - t0
+    return state
+
+
+def prepare_add(state: AddState, rt: Any) -> AddState:
+    """The steps before the write lock (validate … embed): reads only, nothing is stored. A failed
+    LLM call is recorded as an `llm_error` extraction run and re-raised."""
     for step in PREPARE_STEPS:
         try:
             state = _run(step, state, rt)
         except LLMError as exc:
             _record_failed_run(state, rt, exc)
             raise
+    return state
+
+
+def commit_add(state: AddState, rt: Any) -> AddState:
+    """The steps under the write lock (dedupe … commit) for one prepared add: ONE transaction."""
     with rt.db.write_lock:
         for step in WRITE_STEPS:
             state = _run(step, state, rt)
-    state.timings["total"] = time.perf_counter() - t0
     return state
+
+
+def commit_adds(states: list[AddState], rt: Any) -> list[AddState | BaseException]:
+    """Commit prepared adds together in ONE transaction (group commit). Each add sees the ones
+    before it (dedupe, slot supersession), as if they had been committed one after another.
+    Every table's rows wait and are written as one Arrow batch per table; a step that reads the
+    store first writes what is pending (see DeferredInserts), so reads see the earlier adds.
+
+    Returns, per add, its committed state or the exception that add alone raised: when the group's
+    transaction fails, it is rolled back and every add is committed on its own."""
+    if len(states) == 1:
+        return [_commit_alone(states[0], rt)]
+    from memstore.ingest.deferred import DeferredInserts
+
+    snapshot = [copy.deepcopy(st.facts) for st in states]
+    db = rt.db
+    with db.write_lock:
+        try:
+            with db.transaction("group_commit", cache_follows=True):
+                writer = DeferredInserts(db, eager=frozenset(), flush_on_read=True)
+                grt = dataclasses.replace(rt, db=writer)
+                done = []
+                for st in states:
+                    for step in WRITE_STEPS:
+                        st = _run(step, st, grt)
+                    done.append(st)
+                writer.flush()
+            return list(done)
+        except MemstoreError:
+            pass        # rolled back (the cache was dropped): each add on its own below
+        out: list[AddState | BaseException] = []
+        for st, facts in zip(states, snapshot):
+            st.facts, st.results, st.tables, st.run_id_ = facts, [], {}, None
+            out.append(_commit_alone(st, rt))
+        return out
+
+
+def _commit_alone(state: AddState, rt: Any) -> AddState | BaseException:
+    try:
+        return commit_add(state, rt)
+    except MemstoreError as exc:
+        return exc
 
 
 def _record_failed_run(state: AddState, rt: Any, exc: LLMError) -> None:

@@ -17,7 +17,9 @@ def commit_rows(state: AddState, rt: Any) -> AddState:
     t0 = time.perf_counter()
     db, cfg = rt.db, rt.config
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
-    own = not db.in_transaction          # a plain add(); inside ingest the outer transaction commits
+    # a plain add(), or one add of a group commit: it keeps the scope cache current itself; inside
+    # ingest the outer transaction commits and drops the cache
+    own = db.cache_follows
     cache = db.scope_cache
     with db.transaction("commit", keeps_cache=own):
         _insert_entities(db, state.tables["entities"], cache.known_entities if own else set())
@@ -38,9 +40,7 @@ def _insert_entities(db: Any, ents: Any, known: set[str]) -> None:
     ids = ents.column("id").to_pylist() if ents.num_rows else []
     if not ids or known.issuperset(ids):
         return
-    db.run("queries/insert_entities", {
-        "ids": ids, "names": ents.column("name").to_pylist(), "norms": ents.column("norm").to_pylist(),
-        "labels": ents.column("label").to_pylist(), "created_at": ents.column("created_at")[0].as_py()})
+    db.upsert_entities(ents)
 
 
 def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
@@ -55,8 +55,7 @@ def _prune_messages(state: AddState, rt: Any, own: bool) -> list[str] | None:
         db.run("queries/prune_messages", {"scope_key": state.scope.key, "keep": keep})
         return None
     drop = db.scope_cache.messages_to_prune(db, state.scope.key, _message_keys(state), keep)
-    if drop:
-        db.run("queries/prune_messages_by_id", {"scope_key": state.scope.key, "ids": drop})
+    db.prune_messages(state.scope.key, drop)
     return drop
 
 

@@ -29,8 +29,9 @@ def dedupe_facts(state: AddState, rt: Any) -> AddState:
     semantic = bool(pending) and state.infer and rt.config.dedupe_similarity < 1.0
     stored: dict[str, str] = {}
     nearest: list[tuple[int, str, float, str]] = []
-    if pending and not db.in_transaction:
-        # A plain add(): the in-process copy of the scope answers both checks (store/scope_cache.py).
+    if pending and db.cache_follows:
+        # A plain add() or one of a group commit: the in-process copy of the scope answers both
+        # checks (store/scope_cache.py); the group's earlier adds are in it already.
         entry = db.scope_cache.entry(db, state.scope.key)
         stored = entry.find_hashes([f.hash for f in pending], state.now)
         if semantic:

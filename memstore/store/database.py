@@ -22,7 +22,7 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.analysis.quoting import sql_ident
-from memstore.errors import QueryError, ReadOnlyError, StoreMismatchError, StoreWriteError
+from memstore.errors import QueryError, ReadOnlyError, StoreLockedError, StoreMismatchError, StoreWriteError
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache, cache_for, release_cache
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -42,7 +42,7 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
-        self._con = duckdb.connect(self.path, read_only=read_only)
+        self._con = _connect(self.path, read_only)
         self._local = threading.local()
         self.write_lock = threading.RLock()
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
@@ -51,6 +51,7 @@ class Database:
         # freed when the last Database on this file closes, or is garbage-collected unclosed
         self._release = weakref.finalize(self, release_cache, self.path, self.scope_cache)
         self._columns: dict[str, dict[str, str]] = {}
+        self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
         self.has_vss = load_extension(self._con, "vss")
         self.has_fts = load_extension(self._con, "fts")
         if not read_only:
@@ -79,17 +80,25 @@ class Database:
         with self.write_lock:
             with contextlib.suppress(Exception):
                 self._con.close()
-            self._con = duckdb.connect(self.path, read_only=self.read_only)
+            self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
             self.has_vss = load_extension(self._con, "vss")
             self.has_fts = load_extension(self._con, "fts")
             self.scope_cache.invalidate()
             self._columns.clear()
+            self._insert_shapes.clear()
 
     @property
     def in_transaction(self) -> bool:
         """True inside `transaction()` on this thread."""
         return getattr(self._local, "in_transaction", False)
+
+    @property
+    def cache_follows(self) -> bool:
+        """True when the writes on this thread keep the scope cache current themselves: a single
+        add() (no outer transaction) or a group commit of adds (`transaction(cache_follows=True)`);
+        False inside other transactions (ingest, update, erase ...), whose COMMIT drops the cache."""
+        return not self.in_transaction or getattr(self._local, "cache_follows", False)
 
     def invalidate_caches(self) -> None:
         """Forget the in-process copies of the store (call after writing through `con` directly;
@@ -204,15 +213,24 @@ class Database:
         self.checkpoint(f"write:{table}")
         types = self.column_types(table)
         cols = data.column_names
-        names = ", ".join(sql_ident(c) for c in cols)
-        if any(types[c].endswith("]") and not types[c].endswith("[]") for c in cols):   # a FLOAT[dim] column
-            row = "(" + ", ".join(f"?::{types[c]}" for c in cols) + ")"
-            sql = f"INSERT INTO {sql_ident(table)} ({names}) VALUES " + ", ".join([row] * data.num_rows)
+        shape = self._insert_shapes.get((table, tuple(cols)))
+        if shape is None:       # quoting every name costs more than the statement: once per table and columns
+            names = ", ".join(sql_ident(c) for c in cols)
+            vector = any(types[c].endswith("]") and not types[c].endswith("[]") for c in cols)   # a FLOAT[dim]
+            if vector:
+                shape = (True, f"INSERT INTO {sql_ident(table)} ({names}) VALUES ",
+                         "(" + ", ".join(f"?::{types[c]}" for c in cols) + ")")
+            else:
+                shape = (False, f"INSERT INTO {sql_ident(table)} ({names}) SELECT "
+                         + ", ".join(f"unnest(?::{types[c]}[])" for c in cols), "")
+            self._insert_shapes[(table, tuple(cols))] = shape
+        vector, head, row = shape
+        if vector:
+            sql = head + ", ".join([row] * data.num_rows)
             columns = [_param_column(data.column(c), types[c]) for c in cols]
             params = [col[i] for i in range(data.num_rows) for col in columns]
         else:
-            sql = (f"INSERT INTO {sql_ident(table)} ({names}) SELECT "
-                   + ", ".join(f"unnest(?::{types[c]}[])" for c in cols))
+            sql = head
             params = [data.column(c).to_pylist() for c in cols]
         try:
             self.con.execute(sql, params)
@@ -220,6 +238,21 @@ class Database:
             raise QueryError(f"write:{table}", sql, None, exc) from exc
         if not self.in_transaction:
             self.scope_cache.invalidate()
+
+    def upsert_entities(self, ents: pa.Table) -> None:
+        """Add the entities not stored yet (shared by all scopes) in ONE statement."""
+        if ents.num_rows == 0:
+            return
+        self.checkpoint("write:entities")
+        self.run("queries/insert_entities", {
+            "ids": ents.column("id").to_pylist(), "names": ents.column("name").to_pylist(),
+            "norms": ents.column("norm").to_pylist(), "labels": ents.column("label").to_pylist(),
+            "created_at": ents.column("created_at")[0].as_py()})
+
+    def prune_messages(self, scope_key: str, ids: list[str]) -> None:
+        """Delete these messages of the scope (add()'s pruning beyond `messages_kept`)."""
+        if ids:
+            self.run("queries/prune_messages_by_id", {"scope_key": scope_key, "ids": list(ids)})
 
     def column_types(self, table: str) -> dict[str, str]:
         """{column: DuckDB type} of a table (cached; the schema only changes by migration)."""
@@ -237,12 +270,15 @@ class Database:
             raise InjectedFault(f"injected fault at {point}")
 
     @contextlib.contextmanager
-    def transaction(self, step: str = "commit", *, keeps_cache: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self, step: str = "commit", *, keeps_cache: bool = False,
+                    cache_follows: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """BEGIN … COMMIT under the write lock; any error rolls everything back and raises
         StoreWriteError naming the failed step. A read-only store refuses before BEGIN.
 
         The in-process scope cache is dropped after the transaction unless `keeps_cache` says the
-        caller brings it up to date itself (add() does)."""
+        caller brings it up to date itself (add() does). `cache_follows` (group commit) says the
+        adds inside keep it current one by one: the files' fingerprint is taken after the COMMIT,
+        and a ROLLBACK drops the cache (it saw work that is now undone)."""
         if self.read_only:
             raise ReadOnlyError(f"store {self.path} is open read-only: {step} cannot write",
                                 hint="open it without read_only=True (config key 'read_only') to change it",
@@ -256,11 +292,17 @@ class Database:
                 return
             con.execute("BEGIN TRANSACTION")
             self._local.in_transaction = True
+            self._local.cache_follows = cache_follows
             try:
                 yield con
                 self.checkpoint("commit")
-                con.execute("COMMIT")
-                if not keeps_cache:
+                if cache_follows:
+                    with self.scope_cache.lock:     # no reader sees the new files before the fingerprint
+                        con.execute("COMMIT")
+                        self.scope_cache.after_commit(self)
+                else:
+                    con.execute("COMMIT")
+                if not (keeps_cache or cache_follows):
                     self.scope_cache.invalidate()
             except BaseException as exc:
                 with contextlib.suppress(Exception):
@@ -274,6 +316,24 @@ class Database:
                 raise StoreWriteError(failed, exc) from exc
             finally:
                 self._local.in_transaction = False
+                self._local.cache_follows = False
+
+
+def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, with a lock held by another process turned into one clear sentence."""
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except duckdb.IOException as exc:
+        from memstore.server.discovery import lock_holder
+
+        holder = lock_holder(exc)
+        if holder is None:
+            raise
+        raise StoreLockedError(
+            f"store {path} is held by another process ({holder}), which is not a memstore server",
+            hint=f"close it there, or run `memstore serve --store {path}` and connect everything to it "
+                 f"(Memory(path), the CLI and the dashboard then become its clients)",
+            path=path, holder=holder) from None
 
 
 _READ_WORDS = ("SELECT", "WITH", "DESCRIBE", "SHOW", "EXPLAIN", "PRAGMA", "SET", "FROM", "SUMMARIZE", "VALUES")

@@ -1,0 +1,53 @@
+"""`memstore serve`: run the one server that owns a store; every other tool becomes its client."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from memstore.cli import add_store_arg
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memstore.config import DEFAULT_PATH
+    from memstore.server.serve import serve
+
+    store = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
+    return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=_config(args.config),
+                 ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile, log_level=args.log_level,
+                 group_commit=not args.no_group_commit)
+
+
+def _config(text: str | None) -> dict | None:
+    """--config: a JSON file, or inline JSON (e.g. '{"embedder": {"provider": "hashing"}}')."""
+    import json
+
+    from memstore.errors import ConfigError
+
+    if not text:
+        return None
+    try:
+        if text.lstrip().startswith("{"):
+            return json.loads(text)
+        with open(text, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--config {text!r} is neither a readable JSON file nor inline JSON: {exc}",
+                          hint="pass a file holding the config dict (as for Memory(config=...))") from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="own the store and serve it over HTTP (mem0 REST paths + memstore API)",
+                       description="Run the one process that owns the store file. Memory(path), the CLI, the "
+                                   "dashboard and agents then connect to it (discovered via <store>.server.json).")
+    add_store_arg(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need TLS)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8765, or a free one when it is taken)")
+    p.add_argument("--no-analyst-api", action="store_true",
+                   help="refuse methods that read or change more than one scope (sql, search_all, frame without "
+                        "a scope, export, doctor, optimize, reset, retention)")
+    p.add_argument("--ssl-certfile", default=None, help="TLS certificate (needed to bind a non-loopback address)")
+    p.add_argument("--ssl-keyfile", default=None, help="TLS private key")
+    p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    p.add_argument("--config", default=None, help="config as for Memory(config=...): a JSON file or inline JSON")
+    p.add_argument("--no-group-commit", action="store_true", help="commit each add in its own transaction")
+    p.set_defaults(func=cmd_serve)

@@ -1,0 +1,275 @@
+"""The HTTP face of one store: the library behind FastAPI, not a second implementation.
+
+Routes:
+- mem0's REST paths with mem0's shapes (`POST /memories`, `GET /memories`, `GET/PUT/DELETE
+  /memories/{id}`, `GET /memories/{id}/history`, `POST /search`, `DELETE /memories`, `POST /reset`),
+  so code written against mem0's server switches by changing the URL;
+- `POST /v1/<method>` for every method of the memstore API (`memstore.api.protocol.METHODS`), body
+  `{"args": [...], "kwargs": {...}}`; frames answer as Arrow IPC streams;
+- `POST /v1/ingest_upload?filename=…&user_id=…`: ingest a file sent as the request body;
+- `GET /health` (no token: it says only that this is memstore, which store, which pid), `/docs`.
+
+Every other request needs `Authorization: Bearer <token>`. Adds go through the group committer.
+"""
+import os
+import secrets
+import tempfile
+from typing import Any, Dict, List, Optional
+
+from fastapi import Body, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from pydantic import BaseModel, Field
+
+import memstore
+from memstore.api.protocol import METHODS, MethodSpec
+from memstore.client.wire import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
+from memstore.errors import AuthError, IdentityError, MemstoreError, NotFoundError
+
+# HTTP status for each error family (the JSON body names the exact class).
+_STATUS = (("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404), ("DuplicateMemoryError", 409),
+           ("ReadOnlyError", 409), ("StoreLockedError", 423), ("LLMUnavailableError", 503),
+           ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
+           ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
+_BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
+
+
+class Message(BaseModel):
+    role: str = Field(..., description="Role of the message (user or assistant).")
+    content: str = Field(..., description="Message content.")
+
+
+class MemoryCreate(BaseModel):
+    messages: List[Message] = Field(..., description="Messages to extract memories from.")
+    user_id: Optional[str] = None
+    agent_id: Optional[str] = None
+    run_id: Optional[str] = None
+    metadata: Optional[Dict[str, Any]] = None
+    infer: Optional[bool] = Field(None, description="False stores the messages as they are (no extraction).")
+
+
+class SearchRequest(BaseModel):
+    query: str = Field(..., description="Search query.")
+    user_id: Optional[str] = None
+    run_id: Optional[str] = None
+    agent_id: Optional[str] = None
+    filters: Optional[Dict[str, Any]] = None
+    top_k: Optional[int] = Field(None, description="Number of results (memstore's default: 20).")
+    limit: Optional[int] = Field(None, description="mem0's older name for top_k.")
+    threshold: Optional[float] = None
+
+
+def error_body(exc: BaseException) -> tuple[int, Dict[str, Any]]:
+    """(HTTP status, JSON body) for an exception raised by the library."""
+    name = type(exc).__name__
+    status = 500
+    if isinstance(exc, MemstoreError):
+        for cls in type(exc).__mro__:
+            hit = next((code for n, code in _STATUS if n == cls.__name__), None)
+            if hit is not None:
+                status = hit
+                break
+        else:
+            status = 400
+        fields = {k: v for k, v in (exc.fields or {}).items() if isinstance(v, (str, int, float, bool, type(None)))}
+        for attr in ("step", "retryable"):
+            if hasattr(exc, attr):
+                fields[attr] = getattr(exc, attr)
+        message = str(exc.args[0]) if exc.args else str(exc)
+        if exc.hint and exc.hint not in message:
+            message = f"{message} — {exc.hint}"
+        return status, {"error": {"type": name, "message": message, "hint": exc.hint, "fields": fields},
+                        "detail": message}
+    for cls, code in _BUILTIN_STATUS.items():
+        if isinstance(exc, cls):
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            return code, {"error": {"type": cls.__name__, "message": str(msg)}, "detail": str(msg)}
+    return 500, {"error": {"type": "ServerError", "message": f"{name}: {exc}"}, "detail": f"{name}: {exc}"}
+
+
+def _json(value: Any, kind: str = "json") -> Response:
+    return Response(dumps(value), media_type="application/json", headers={RESULT_KIND: kind})
+
+
+def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, committer: Any = None,
+               mcp: bool = True) -> FastAPI:
+    """The FastAPI app serving `memory` (an embedded Memory). `token=None` turns auth off (tests of
+    the app itself only; `memstore serve` always sets one). `committer` (a GroupCommitter) takes adds."""
+    app = FastAPI(title="memstore", version=memstore.__version__,
+                  description="Long-term memory for AI agents: memstore's API and mem0's REST paths over one "
+                              "DuckDB store. Send `Authorization: Bearer <token>` (the token is in "
+                              "`<store>.server-token`).")
+    app.state.memory = memory
+    app.state.committer = committer
+
+    def require_token(request: Request) -> None:
+        if token is None:
+            return
+        got = request.headers.get("authorization", "")
+        scheme, _, value = got.partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(), token.encode()):
+            raise AuthError("missing or wrong bearer token",
+                            hint="send `Authorization: Bearer <token>`: memstore.connect(url, token=...) or "
+                                 "$MEMSTORE_TOKEN; the token is in <store>.server-token on the server's machine "
+                                 "(Memory(store_path) reads it by itself)")
+
+    auth = [Depends(require_token)]
+
+    @app.exception_handler(Exception)
+    async def on_error(request: Request, exc: Exception) -> JSONResponse:
+        status, body = error_body(exc)
+        return JSONResponse(body, status_code=status)
+
+    for cls in (MemstoreError, TypeError, ValueError, KeyError, FileNotFoundError, PermissionError):
+        app.add_exception_handler(cls, on_error)
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse(url="/docs")
+
+    @app.get("/health", summary="Is this a memstore server, and for which store")
+    def health() -> Dict[str, Any]:
+        return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
+                "pid": os.getpid(), "analyst_api": analyst_api}
+
+    def add(messages: Any, **kwargs: Any) -> Dict[str, Any]:
+        if committer is not None:
+            return committer.add(messages, **kwargs)
+        return memory.add(messages, **kwargs)
+
+    # -- mem0's REST paths -------------------------------------------------------------------------
+    @app.post("/memories", summary="Create memories (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_add(body: MemoryCreate) -> Response:
+        if not any([body.user_id, body.agent_id, body.run_id]):
+            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
+        params = {k: v for k, v in body.model_dump().items() if v is not None and k != "messages"}
+        return _json(add([m.model_dump() for m in body.messages], **params))
+
+    @app.get("/memories", summary="Get memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_get_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
+                     agent_id: Optional[str] = None, limit: int = 100) -> Response:
+        if not any([user_id, run_id, agent_id]):
+            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
+        return _json(memory.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=limit))
+
+    @app.get("/memories/{memory_id}", summary="Get a memory (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_get(memory_id: str) -> Response:
+        rec = memory.get(memory_id)
+        if rec is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return _json(rec)
+
+    @app.post("/search", summary="Search memories (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_search(body: SearchRequest) -> Response:
+        params: Dict[str, Any] = {k: v for k, v in body.model_dump().items()
+                                  if v is not None and k not in ("query", "limit")}
+        if body.limit is not None and body.top_k is None:
+            params["top_k"] = body.limit
+        return _json(memory.search(body.query, **params))
+
+    @app.put("/memories/{memory_id}", summary="Update a memory (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_update(memory_id: str, updated_memory: Any = Body(...)) -> Response:
+        if isinstance(updated_memory, str):
+            text, meta = updated_memory, None
+        elif isinstance(updated_memory, dict):
+            text = next((updated_memory[k] for k in ("text", "data", "memory") if updated_memory.get(k)), None)
+            meta = updated_memory.get("metadata")
+        else:
+            raise ValueError("the body must be the new text, or {\"text\": ..., \"metadata\": {...}}")
+        out = memory.update(memory_id, text=text, metadata=meta)
+        return _json({"message": "Memory updated successfully!", **out} if isinstance(out, dict) else out)
+
+    @app.get("/memories/{memory_id}/history", summary="History of a memory (mem0)", dependencies=auth,
+             tags=["mem0"])
+    def mem0_history(memory_id: str) -> Response:
+        return _json(memory.history(memory_id))
+
+    @app.delete("/memories/{memory_id}", summary="Delete a memory (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_delete(memory_id: str) -> Response:
+        memory.delete(memory_id)
+        return _json({"message": "Memory deleted successfully"})
+
+    @app.delete("/memories", summary="Delete all memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
+    def mem0_delete_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
+                        agent_id: Optional[str] = None) -> Response:
+        if not any([user_id, run_id, agent_id]):
+            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
+        out = memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        return _json({"message": "All relevant memories deleted", "deleted": out.get("deleted")})
+
+    @app.post("/reset", summary="Reset all memories (mem0; analyst API)", dependencies=auth, tags=["mem0"])
+    def mem0_reset() -> Response:
+        _check_analyst(METHODS["reset"], {}, analyst_api)
+        memory.reset()
+        return _json({"message": "All memories reset"})
+
+    # -- memstore's own API: one route per method ----------------------------------------------------
+    for spec in METHODS.values():
+        _add_method_route(app, memory, spec, auth, analyst_api, add)
+
+    @app.post("/v1/ingest_upload", summary="Ingest a chat export sent as the request body", dependencies=auth,
+              tags=["memstore"])
+    async def ingest_upload(request: Request, filename: str, user_id: Optional[str] = None,
+                            agent_id: Optional[str] = None, run_id: Optional[str] = None,
+                            format: str = "auto") -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        suffix = os.path.splitext(os.path.basename(filename))[1][:16]
+        folder = tempfile.mkdtemp(prefix="memstore-upload-")
+        path = os.path.join(folder, "upload" + suffix)
+        with open(path, "wb") as fh:
+            async for chunk in request.stream():
+                fh.write(chunk)
+        try:
+            report = await run_in_threadpool(memory.ingest, path, user_id=user_id, agent_id=agent_id,
+                                             run_id=run_id, format=format)
+        finally:
+            os.unlink(path)
+            os.rmdir(folder)
+        return _json(report.to_dict(), "ingest_report")
+
+    if mcp:
+        try:
+            from memstore.integrations.mcp_server import mount_mcp
+        except ImportError:
+            pass
+        else:
+            mount_mcp(app, memory)
+    return app
+
+
+def _check_analyst(spec: MethodSpec, kwargs: Dict[str, Any], analyst_api: bool) -> None:
+    scoped = any(kwargs.get(k) for k in ("user_id", "agent_id", "run_id"))
+    if analyst_api:
+        return
+    if spec.analyst or (spec.name == "frame" and not scoped):
+        raise AuthError(f"{spec.name}() reads or changes more than one scope and this server runs with "
+                        f"--no-analyst-api", hint="ask the operator, or call it with a scope where it takes one")
+
+
+def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, analyst_api: bool,
+                      add: Any) -> None:
+    target = add if spec.name == "add" else getattr(memory, spec.name)
+
+    async def endpoint(request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        raw = await request.body()
+        body = loads(raw) if raw else {}
+        if not isinstance(body, dict):
+            raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
+        args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
+        _check_analyst(spec, kwargs, analyst_api)
+        if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
+            kwargs["channels"] = tuple(kwargs["channels"])
+        value = await run_in_threadpool(target, *args, **kwargs)
+        if spec.returns == "frame":
+            return Response(frame_to_ipc(value), media_type=ARROW_STREAM, headers={RESULT_KIND: "frame"})
+        if spec.returns == "ingest_report":
+            return _json(value.to_dict(), "ingest_report")
+        return _json(value)
+
+    doc = (getattr(type(memory), spec.name, None) or target).__doc__ or ""
+    app.add_api_route(f"/v1/{spec.name}", endpoint, methods=["POST"], dependencies=auth, tags=["memstore"],
+                      summary=f"{spec.name}()" + (" — analyst API" if spec.analyst else ""),
+                      description=f"Body: {{\"args\": [...], \"kwargs\": {{...}}}} with the arguments of "
+                                  f"`Memory.{spec.name}`.\n\n{doc}")

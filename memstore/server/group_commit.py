@@ -1,0 +1,127 @@
+"""Group commit: concurrent add() calls on a server share one transaction.
+
+Each request thread prepares its add (validate, context, the extractor call, spaCy, embeddings:
+no writes) in parallel with the others; one committer thread then takes every prepared add that
+is waiting and commits them together (`memstore.pipeline.add.commit_adds`): one BEGIN/COMMIT and
+one INSERT per table for the whole group instead of per add. Each add stays atomic and its caller
+gets exactly what was committed; if the group's transaction fails, every add is committed on its
+own so one bad add cannot fail the others. A DuckDB conflict is retried, not returned.
+
+>>> import tempfile, os
+>>> from memstore import Memory
+>>> m = Memory(os.path.join(tempfile.mkdtemp(), "g.duckdb"), config={"embedder": {"provider": "hashing"}})
+>>> gc = GroupCommitter(m)
+>>> [r["memory"] for r in gc.add("I live in Lisbon", user_id="ana")["results"]]
+['Ana lives in Lisbon']
+>>> gc.close(); m.close()
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import queue
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from memstore.errors import StoreWriteError
+
+_CONFLICT_RETRIES = 5
+
+
+class GroupCommitter:
+    """`add(...)` with the arguments of `Memory.add`; commits through one thread in groups of at
+    most `max_group` adds."""
+
+    def __init__(self, memory: Any, *, max_group: int = 64) -> None:
+        self.memory = memory
+        self.max_group = max_group
+        self._queue: queue.Queue[tuple[Any, cf.Future] | None] = queue.Queue()
+        self.stats: Counter = Counter()
+        self._thread = threading.Thread(target=self._loop, name="memstore-group-commit", daemon=True)
+        self._thread.start()
+
+    def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
+        """Prepare here, commit in the committer thread, return what was committed."""
+        from memstore.memory import add_result
+        from memstore.pipeline.add import prepare_add
+
+        unsupported = set(kwargs) - _ADD_KWARGS
+        if unsupported:
+            raise TypeError(f"add() got unexpected argument(s) {sorted(unsupported)}")
+        args = {k: kwargs.get(k) for k in _ADD_KWARGS}
+        args["infer"] = kwargs.get("infer", True)
+        t0 = time.perf_counter()
+        state = prepare_add(self.memory._add_state(messages, **args), self.memory._rt)
+        fut: cf.Future = cf.Future()
+        self._queue.put((state, fut))
+        state = fut.result()
+        state.timings["total"] = time.perf_counter() - t0
+        return add_result(state)
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the committer thread."""
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            group = [item]
+            stop = False
+            while len(group) < self.max_group:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                group.append(nxt)
+            self._commit(group)
+            if stop:
+                return
+
+    def _commit(self, group: list[tuple[Any, cf.Future]]) -> None:
+        from memstore.pipeline.add import commit_adds
+
+        states = [st for st, _ in group]
+        self.stats["groups"] += 1
+        self.stats["adds"] += len(states)
+        try:
+            outcomes = commit_adds(states, self.memory._rt)
+            for (st, fut), out in zip(group, outcomes):
+                if isinstance(out, StoreWriteError) and _is_conflict(out):
+                    out = self._retry_conflict(st)
+                if isinstance(out, BaseException):
+                    fut.set_exception(out)
+                else:
+                    fut.set_result(out)
+        except BaseException as exc:  # noqa: BLE001 - every waiting caller must hear about it
+            for _, fut in group:
+                if not fut.done():
+                    fut.set_exception(exc)
+
+    def _retry_conflict(self, state: Any) -> Any:
+        from memstore.pipeline.add import commit_adds
+
+        out: Any = None
+        for attempt in range(_CONFLICT_RETRIES):
+            time.sleep(0.01 * (2 ** attempt))
+            self.stats["conflict_retries"] += 1
+            state.results, state.tables, state.run_id_ = [], {}, None
+            out = commit_adds([state], self.memory._rt)[0]
+            if not (isinstance(out, StoreWriteError) and _is_conflict(out)):
+                return out
+        return out
+
+
+_ADD_KWARGS = frozenset({"user_id", "agent_id", "run_id", "metadata", "infer", "prompt", "timestamp",
+                         "expiration_date", "actor_id"})
+
+
+def _is_conflict(exc: StoreWriteError) -> bool:
+    text = f"{exc} {getattr(exc, 'cause', '')}"
+    return "Conflict" in text or "conflict" in text

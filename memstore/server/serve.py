@@ -1,0 +1,112 @@
+"""`memstore serve`: one process owns the store file; everything else is its client.
+
+It refuses to start when another server owns the store (naming its URL) or when a process that is
+not a server holds the file (naming its PID); it binds loopback unless TLS is configured; it writes
+`<store>.server.json` once it listens and removes it on exit.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from typing import Any
+
+from memstore.errors import ConfigError, StoreLockedError
+from memstore.server.discovery import live_server, load_or_create_token, remove_info, token_file, write_info
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and 'localhost'."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def pick_port(host: str, port: int | None) -> int:
+    """`port` if given; else 8765 when free, else a free port chosen by the OS."""
+    if port is not None:
+        return port
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        try:
+            s.bind((host, DEFAULT_PORT))
+            return DEFAULT_PORT
+        except OSError:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+
+
+def check_serve(store: str, host: str, tls: bool) -> None:
+    """Refuse what must not start: a second server on the store, or an exposed plain-HTTP bind."""
+    other = live_server(store)
+    if other is not None:
+        raise StoreLockedError(f"a memstore server already owns {store} at {other['url']} (pid {other.get('pid')})",
+                               hint=f"connect to it (Memory({store!r}) and the CLI do so by themselves), "
+                                    f"or stop it first", url=other["url"])
+    if not is_loopback(host) and not tls:
+        raise ConfigError(f"refusing to serve {store} on {host} over plain HTTP: the bearer token and every memory "
+                          f"would cross the network in clear",
+                          hint="bind 127.0.0.1 (the default) and put a TLS proxy in front, or pass "
+                               "--ssl-certfile and --ssl-keyfile", key="host")
+
+
+def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, analyst_api: bool = True,
+          config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
+          log_level: str = "warning", group_commit: bool = True, quiet: bool = False) -> int:
+    """Serve `store` until interrupted; returns the exit code."""
+    import uvicorn
+
+    from memstore.memory import Memory
+    from memstore.server.app import create_app
+    from memstore.server.group_commit import GroupCommitter
+
+    store = os.path.abspath(store)
+    tls = bool(ssl_certfile and ssl_keyfile)
+    check_serve(store, host, tls)
+    token = load_or_create_token(store)
+    memory = Memory(store, config=config, embedded=True)
+    committer = GroupCommitter(memory) if group_commit else None
+    app = create_app(memory, token=token, analyst_api=analyst_api, committer=committer)
+    port = pick_port(host, port)
+    scheme = "https" if tls else "http"
+    url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
+
+    def announce() -> None:
+        write_info(store, url)
+        if not quiet:
+            print(f"memstore serve: {store}\n  url   {url}  (API docs at {url}/docs)\n  token "
+                  f"{os.environ.get('MEMSTORE_TOKEN') and '$MEMSTORE_TOKEN' or token_file(store)}\n"
+                  f"  Memory({store!r}), the CLI and `memstore ui` now talk to this server. Ctrl-C stops it.",
+                  flush=True)
+
+    app.router.on_startup.append(announce)
+    _warm(memory)           # before announcing: the first request does not wait for the models
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                                           ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                                           timeout_graceful_shutdown=10))
+    try:
+        server.run()
+    finally:
+        remove_info(store, pid=os.getpid())
+        if committer is not None:
+            committer.close()
+        memory.close()
+    if not server.started:
+        print(f"error: could not listen on {host}:{port} (see the message above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _warm(memory: Any) -> None:
+    """Load the embedding model and spaCy now, so the first request does not wait for them."""
+    try:
+        memory._rt.embedder.embed(["warm up"])
+        _ = memory._rt.nlp
+    except Exception:  # noqa: BLE001 - warming is an optimisation; the first request reports real errors
+        pass

@@ -1,0 +1,145 @@
+"""Group commit: many prepared adds in ONE transaction, each still atomic and exactly reported."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from memstore import Memory
+from memstore.governance.doctor import assert_store_healthy
+from memstore.pipeline.add import commit_adds, prepare_add
+from memstore.server.group_commit import GroupCommitter
+
+CONFIG = {"embedder": {"provider": "hashing"}}
+
+
+@pytest.fixture
+def m(tmp_path):
+    mem = Memory(str(tmp_path / "g.duckdb"), config=CONFIG)
+    yield mem
+    mem.close()
+
+
+def _prepared(m, text, user="ana", **kw):
+    state = m._add_state(text, user_id=user, agent_id=None, run_id=None, metadata=None, infer=kw.get("infer", True),
+                         prompt=None, timestamp=kw.get("timestamp"), expiration_date=None, actor_id=None)
+    return prepare_add(state, m._rt)
+
+
+def test_a_group_sees_its_own_earlier_adds(m):
+    states = [_prepared(m, "I live in Boston", timestamp="2023-01-01"),
+              _prepared(m, "I live in Boston", timestamp="2023-01-02"),
+              _prepared(m, "I moved to Seattle", timestamp="2023-06-01"),
+              _prepared(m, "I play chess", user="bob")]
+    out = commit_adds(states, m._rt)
+    assert not any(isinstance(o, BaseException) for o in out)
+    assert [r["event"] for r in out[0].results] == ["ADD"]
+    assert out[1].results == [] and out[1].facts[0].outcome.startswith("duplicate")       # whole-scope dedupe
+    events = sorted(r["event"] for r in out[2].results)
+    assert events == ["ADD", "SUPERSEDE"]                                                # supersession in-group
+    assert [r["memory"] for r in m.get_all(user_id="ana")["results"]] == ["Ana moved to Seattle"]
+    assert [r["memory"] for r in m.get_all(user_id="bob")["results"]] == ["Bob plays chess"]
+    assert_store_healthy(m)
+
+
+def test_one_bad_add_does_not_fail_the_others(m):
+    good1, bad, good2 = (_prepared(m, "I like tea", infer=False), _prepared(m, "I like rain", infer=False),
+                         _prepared(m, "I like maps", infer=False))
+    bad.facts[0].embedding = np.ones(3, np.float32)        # the wrong dimension: its INSERT fails
+    out = commit_adds([good1, bad, good2], m._rt)
+    assert isinstance(out[1], Exception) and not isinstance(out[0], Exception) and not isinstance(out[2], Exception)
+    texts = sorted(r["memory"] for r in m.get_all(user_id="ana")["results"])
+    assert texts == ["I like maps", "I like tea"]
+    n_hist = m.sql("select count(*) as n from history").item()
+    assert n_hist == 2                                     # nothing of the bad add, nothing twice
+    assert_store_healthy(m)
+
+
+def test_the_scope_cache_follows_a_group(m):
+    m.add("I like tea", user_id="ana", infer=False)       # loads the cache
+    cache = m.db.scope_cache
+    changes = cache.stats["file_changes"]
+    out = commit_adds([_prepared(m, "I like jazz", infer=False), _prepared(m, "I like chess", infer=False)], m._rt)
+    assert all(not isinstance(o, BaseException) for o in out)
+    again = m.add("I like jazz", user_id="ana", infer=False)
+    assert again["results"] == [] and again["extraction"]["deduplicated"] == 1
+    assert cache.stats["file_changes"] == changes          # the cache was kept, not reloaded
+    assert_store_healthy(m)
+
+
+def test_concurrent_adds_are_committed_in_groups(m):
+    gc = GroupCommitter(m)
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            results[i] = gc.add(f"note number {i} about the garden", user_id=f"u{i % 3}", infer=False)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gc.close()
+    assert not errors
+    assert all(len(r["results"]) == 1 for r in results.values())
+    assert gc.stats["adds"] == 24 and gc.stats["groups"] < 24       # some adds shared a transaction
+    stored = sum(len(m.get_all(user_id=f"u{k}")["results"]) for k in range(3))
+    assert stored == 24
+    assert_store_healthy(m)
+
+
+POINTS = ("write:entities", "write:memories", "write:entity_postings", "write:keyword_postings", "write:history",
+          "write:messages", "write:extraction_runs", "commit")
+
+
+def _snapshot(m):
+    tables = [r[0] for r in m.db.rows("t", sql="SELECT table_name FROM information_schema.tables "
+                                               "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'")]
+    return {t: sorted(m.db.rows("t", sql=f'SELECT * FROM "{t}"'), key=repr) for t in sorted(tables)}
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_fault_anywhere_in_a_group_leaves_the_store_as_it_was(m, point):
+    m.add("I like tea", user_id="ana", infer=False)
+    before = _snapshot(m)
+    m.db.faults.add(point)
+    out = commit_adds([_prepared(m, "I like jazz and Paris"), _prepared(m, "I like chess", user="bob")], m._rt)
+    m.db.faults.discard(point)
+    assert all(isinstance(o, Exception) and point in str(o) for o in out), out
+    assert _snapshot(m) == before
+    assert_store_healthy(m)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_group_that_fails_once_is_committed_add_by_add(m, point):
+    original = m.db.checkpoint
+    fired = []
+
+    def once(p):
+        if p == point and not fired:
+            fired.append(p)
+            raise RuntimeError(f"injected fault at {p}")
+        original(p)
+    m.db.checkpoint = once
+    out = commit_adds([_prepared(m, "I like jazz and Paris"), _prepared(m, "I like chess", user="bob")], m._rt)
+    m.db.checkpoint = original
+    assert fired and not any(isinstance(o, Exception) for o in out)
+    assert len(m.get_all(user_id="ana")["results"]) >= 1 and len(m.get_all(user_id="bob")["results"]) == 1
+    assert_store_healthy(m)
+
+
+def test_pruning_inside_a_group_keeps_the_newest_messages(tmp_path):
+    mem = Memory(str(tmp_path / "p.duckdb"), config={**CONFIG, "messages_kept": 3})
+    states = [_prepared(mem, f"message number {i} about tea", infer=False) for i in range(6)]
+    out = commit_adds(states, mem._rt)
+    assert not any(isinstance(o, Exception) for o in out)
+    kept = mem.sql("select content from messages order by created_at, id")["content"].to_list()
+    assert len(kept) == 3
+    mem.add("one more message", user_id="ana", infer=False)          # the cache agrees with the file
+    assert mem.sql("select count(*) as n from messages").item() == 3
+    assert_store_healthy(mem)
+    mem.close()

@@ -1,0 +1,122 @@
+"""Many processes, one store: 8 client processes against a real server, and kill -9 of the server
+in the middle of a load. Afterwards every acknowledged write is there exactly once, nothing a
+client was told failed is there, doctor is clean, and clients reconnect by themselves."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from memstore import Memory
+from memstore.governance.doctor import assert_store_healthy
+from memstore.testing.server_process import ServerProcess
+
+CONFIG = {"embedder": {"provider": "hashing"}}
+pytestmark = pytest.mark.slow
+
+
+def _workers(store, log_dir, n, seconds, mix=None):
+    procs = []
+    for w in range(n):
+        cmd = [sys.executable, "-m", "memstore.testing.load_worker", store, str(log_dir / f"w{w}.jsonl"),
+               "--worker", str(w), "--seconds", str(seconds)]
+        if mix:
+            cmd += ["--mix", mix]
+        procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
+    return procs
+
+
+def _records(log_dir):
+    out = []
+    for name in sorted(os.listdir(log_dir)):
+        with open(log_dir / name, encoding="utf-8") as fh:
+            out += [json.loads(line) for line in fh if line.strip()]
+    return out
+
+
+def _wait(procs, timeout):
+    for p in procs:
+        _, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0, err[-3000:]
+
+
+def _until(cond, timeout):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting for the load to start"
+        time.sleep(0.2)
+
+
+def _check_store(store, recs):
+    """Acknowledged adds present exactly once (unless deleted), failed ones absent, doctor clean."""
+    deleted = {r["id"] for r in recs if r["op"] == "acked_delete"}
+    acked = {r["text"]: r for r in recs if r["op"] == "acked_add"}
+    failed_texts = set()
+    tried = {r["text"] for r in recs if r["op"] == "try_add"}
+    m = Memory(store, config=CONFIG, embedded=True)
+    try:
+        rows = m.sql("select id, memory, user_id from memories").rows()
+        by_text = Counter(text for _, text, _ in rows)
+        ids = {i for i, _, _ in rows}
+        for text, rec in acked.items():
+            live = [i for i in rec["ids"] if i not in deleted]
+            if live:
+                assert by_text[text] == 1, f"acknowledged add {text!r} stored {by_text[text]} times"
+                assert set(live) <= ids
+            else:
+                assert by_text[text] == 0, f"deleted memory {text!r} is still there"
+        for text in tried - set(acked) - failed_texts:
+            assert by_text[text] <= 1, f"unacknowledged add {text!r} stored {by_text[text]} times"
+        assert not (deleted & ids), "an acknowledged delete left its memory behind"
+        assert_store_healthy(m)
+    finally:
+        m.close()
+
+
+def test_eight_clients_for_thirty_seconds(tmp_path):
+    store = str(tmp_path / "load.duckdb")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with ServerProcess(store, config=CONFIG) as srv:
+        procs = _workers(store, logs, 8, seconds=float(os.environ.get("MEMSTORE_LOAD_SECONDS", 30)))
+        _wait(procs, timeout=600)
+        srv.stop()
+    recs = _records(logs)
+    ops = Counter(r["op"] for r in recs)
+    assert ops["acked_add"] > 50 and ops["acked_infer"] > 10 and ops["search"] > 20 and ops["acked_delete"] > 5, ops
+    assert ops["error"] == 0, [r for r in recs if r["op"] == "error"][:5]
+    assert ops["unavailable"] == 0
+    assert all(r["ok"] for r in recs if r["op"] == "read_own"), "a client did not see its own write"
+    shared = [r for r in recs if r["op"] == "acked_add" and r["user"] == "shared"]
+    assert len({r["worker"] for r in shared}) >= 4          # the shared user was written by many
+    _check_store(store, recs)
+
+
+def test_kill_minus_nine_of_the_server_mid_load(tmp_path):
+    store = str(tmp_path / "killed.duckdb")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    srv = ServerProcess(store, config=CONFIG).start()
+    procs = _workers(store, logs, 4, seconds=30, mix="add_raw,add_raw,add_raw,get_all,delete")
+    _until(lambda: sum(r["op"] == "acked_add" for r in _records(logs)) >= 40, 90)
+    srv.kill()                                 # SIGKILL: no clean-up, mid-commit for all we know
+    t_kill = time.time()
+    time.sleep(1.5)
+    srv2 = ServerProcess(store, config=CONFIG).start()
+    t_back = time.time()
+    try:
+        _wait(procs, timeout=300)
+    finally:
+        srv2.stop()
+    recs = _records(logs)
+    assert any(r["op"] == "unavailable" for r in recs), "no client noticed the kill"
+    assert not [r for r in recs if r["op"] == "error"], [r for r in recs if r["op"] == "error"][:5]
+    for w in range(4):                         # every client reconnected and worked again
+        assert any(r["worker"] == w and r["op"] == "acked_add" and r["t"] > t_back for r in recs), w
+    assert any(r["op"] == "acked_add" and r["t"] < t_kill for r in recs)
+    _check_store(store, recs)
