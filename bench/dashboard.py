@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,7 +39,8 @@ def add_messages_and_runs(db, seed: int = 11) -> None:  # noqa: ANN001 - a memst
     ids = [f"msg{i:08d}" for i in range(n)]
     db.insert_arrow("messages", pa.table({
         "id": ids, "scope_key": mem["scope_key"], "user_id": mem["user_id"],
-        "role": ["user"] * n, "content": mem["memory"], "created_at": mem["created_at"],
+        "role": ["user"] * n, "content": pc.binary_join_element_wise(*([mem["memory"]] * 6), " "),  # ~300 chars
+        "created_at": mem["created_at"],
         "source_file": ["synthetic.jsonl"] * n, "source_conversation": [f"c{i // 50}" for i in range(n)],
         "source_message_id": ids}))
     k = n // 10

@@ -98,7 +98,7 @@ def page(server):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 2000})
+        pg = browser.new_page(viewport=VIEWPORT)
         pg.set_default_timeout(30_000)
         pg.goto(server.url)
         yield pg
@@ -112,10 +112,20 @@ def settle(page) -> None:
                            " && !document.querySelector('[data-stale=true]')")
 
 
+VIEWPORT = {"width": 1440, "height": 900}
+
+
 def shot(page, name: str) -> None:
+    """A screenshot of the whole page: the window grows to the page's height (Streamlit scrolls
+    inside its main block, so a full-page capture alone would stop at 900 px), then shrinks back."""
     settle(page)
     page.wait_for_timeout(300)    # let charts finish drawing
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+                           "[data-testid=stMainBlockContainer]')].map(e => e.scrollHeight), 900)")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, 8000)})
+    page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(VIEWPORT)
 
 
 def heading(page, text: str):
@@ -157,6 +167,8 @@ def test_click_through_search_and_resolve(page, server, store):
 
     go(page, "Memories")
     in_table(page, "Alice lives in Seattle now, in Capitol Hill")
+    chip = page.locator("[data-testid=stMultiSelectTagsContainer] [data-tag]").first     # "current"
+    assert chip.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(227, 234, 242)"   # not red
     choose(page, "Inspect a memory", "Alice lives in Seattle now, in Capitol Hill")
     heading(page, "Alice lives in Seattle now, in Capitol Hill").wait_for()
     in_table(page, "Alice moved to Seattle last weekend")        # the fact it replaced, in its chain
@@ -167,16 +179,28 @@ def test_click_through_search_and_resolve(page, server, store):
     query = page.get_by_label("Query")
     query.fill("where does alice live?")
     query.press("Enter")
-    page.get_by_text(re.compile(r"result\(s\) at or above 0\.30")).wait_for()
+    page.get_by_text(re.compile(r"result\(s\), no threshold")).wait_for()     # the library's default
     page.get_by_test_id("stVegaLiteChart").first.wait_for()
+    page.get_by_text("What each signal adds to the score").first.wait_for()
     in_table(page, "Alice lives in Seattle now, in Capitol Hill")
     no_exception(page)
     shot(page, "03_search_lab")
+    page.get_by_role("tab", name="Raw signal values").click()
+    shot(page, "03b_search_lab_raw")
 
     go(page, "Entities")
     page.get_by_text("Hub entities").wait_for()
     no_exception(page)
     shot(page, "04_entities")
+
+    go(page, "Timeline & contradictions")
+    page.get_by_text("Validity of every fact").wait_for()
+    no_exception(page)
+    shot(page, "04b_timeline_alice")
+
+    go(page, "Expirations")
+    no_exception(page)
+    shot(page, "04c_expirations_alice")
 
     go(page, "Governance")
     page.get_by_text("History log").first.wait_for()
@@ -207,7 +231,29 @@ def test_click_through_search_and_resolve(page, server, store):
     no_exception(page)
     shot(page, "09_timeline_after_resolve")
 
-    # What the click wrote, read from the file itself once the app has let go of it.
+    # Erase erin: the receipt as sentences, erin in no selector, nothing offers to add it back
+    choose(page, "Scope", "user:erin", within=page.get_by_test_id("stSidebar"))
+    go(page, "Governance")
+    page.get_by_label("Type `user:erin` to confirm").fill("user:erin")
+    page.get_by_label("Type `user:erin` to confirm").press("Enter")
+    page.get_by_role("button", name="Erase user:erin").click()
+    page.get_by_text("Erased user:erin: verified").wait_for(timeout=120_000)
+    page.get_by_text(re.compile(r"^Removed \d+ memories")).wait_for()
+    assert page.get_by_text("Complete the demo store").count() == 0
+    assert page.get_by_role("heading", name="Erase user:alice").count() == 0
+    no_exception(page)
+    shot(page, "10_governance_after_erasure")
+    sidebar_box = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Scope", exact=True)
+    sidebar_box.click()
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    assert "user:erin" not in options and "user:alice" in options
+
+    go(page, "Overview")
+    no_exception(page)
+    shot(page, "11_overview_after_erasure")
+
+    # What the clicks wrote, read from the file itself once the app has let go of it.
     server.stop()
     with Memory(str(store), config={"read_only": True}) as m:
         assert m.contradictions(user_id="sam").is_empty()
@@ -215,3 +261,4 @@ def test_click_through_search_and_resolve(page, server, store):
         old, new = tl["Sam lives in Denver"], tl["Sam lives in Austin"]
         assert (old["status"], old["superseded_by"], new["status"]) == ("superseded", new["id"], "current")
         assert [(e["event"], e["actor_id"]) for e in m.history(old["id"])][-1] == ("RESOLVE", "dashboard")
+        assert m.frame("memories", user_id="erin").is_empty() and len(m.erasure_receipts(user_id="erin")) == 1

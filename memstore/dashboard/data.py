@@ -95,7 +95,11 @@ def growth(per_day: pl.DataFrame, top: int = 5) -> pl.DataFrame:
                                       .otherwise(pl.lit("others")).alias("scope")))
     daily = pl.concat([f.select("day", "scope", "n") for f in frames]).group_by("day", "scope").agg(
         pl.col("n").sum()).sort("day", "scope")
-    return daily.with_columns(pl.col("n").cum_sum().over("scope").alias("memories")).select("day", "scope", "memories")
+    cum = daily.with_columns(pl.col("n").cum_sum().over("scope").alias("memories")).select("day", "scope", "memories")
+    last = cum["day"].max()     # every line runs to the last day (a scope that stopped growing stays flat)
+    ends = cum.group_by("scope").agg(pl.col("day").max().alias("until"), pl.col("memories").last()).filter(
+        pl.col("until") < last).select(pl.lit(last).alias("day"), "scope", "memories")
+    return pl.concat([cum, ends]).sort("day", "scope")
 
 
 # -- memories ---------------------------------------------------------------------------------------
@@ -392,7 +396,8 @@ def receipt_lines(receipt: dict[str, Any]) -> list[str]:
                      f"{v.get('needles_checked', 0):,} distinctive pieces of the erased text; "
                      + (f"{found} found — the erasure is NOT complete." if found or not receipt.get("verified")
                         else "none was found")
-                     + (f" ({shared} also appears in another scope's data and was not counted)." if shared else "."))
+                     + (f" ({shared} also {'appears' if shared == 1 else 'appear'} in another scope's data and "
+                        f"{'was' if shared == 1 else 'were'} not counted)." if shared else "."))
     lines.append(f"Receipt {receipt.get('id')}, kept in the store; it names no person "
                  "(the scope is stored only as a keyed hash).")
     return lines

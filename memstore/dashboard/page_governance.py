@@ -99,6 +99,5 @@ def render_receipt(receipt: dict) -> None:
         f"Erased {receipt['scope']}: " + ("verified, nothing of it is left in the store's files."
                                           if verified else "NOT verified: some of its data may be left — see below."))
     st.markdown("\n".join(f"- {line}" for line in data.receipt_lines(receipt)))
-    st.caption("Choose a scope in the sidebar to look at it or erase it.")
     with st.expander("The full receipt (JSON, as stored)"):
         st.json({k: v for k, v in receipt.items() if k != "scope"})

@@ -82,8 +82,10 @@ def metric(col: Any, label: str, value: int | float | str) -> None:
 # Multiselect chips take the theme's primary colour (red by default), which reads like an error:
 # draw them as neutral blue-grey tags.
 CHIP_STYLE = """<style>
-span[data-baseweb="tag"] { background-color: #e3eaf2 !important; color: #1f2d3d !important; }
-span[data-baseweb="tag"] svg { fill: #1f2d3d !important; }
+[data-testid="stMultiSelectTagsContainer"] [data-tag], span[data-baseweb="tag"] {
+  background-color: #e3eaf2 !important; color: #1f2d3d !important; }
+[data-testid="stMultiSelectTagsContainer"] [data-tag] *, span[data-baseweb="tag"] * {
+  color: #1f2d3d !important; fill: #1f2d3d !important; }
 </style>"""
 
 
