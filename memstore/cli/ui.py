@@ -1,6 +1,6 @@
 """`memstore ui`: open the Streamlit dashboard (memstore/dashboard/) on a store.
 
-    memstore ui                              # $MEMSTORE_PATH, else the demo store
+    memstore ui                              # $MEMSTORE_PATH, else data/memstore.duckdb (built from data/demo if missing)
     memstore ui --store runs/a.duckdb --port 8502
 
 The dashboard is a client of the store's server: when none runs, `memstore ui` starts one (and
@@ -58,7 +58,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
             from memstore.dashboard.demo_store import ensure_demo_store
 
             print(f"building the demo store {store} from data/demo …", file=sys.stderr)
-            ensure_demo_store(store)
+            try:
+                ensure_demo_store(store)
+            except FileNotFoundError as exc:
+                print(f"error: no store at {store}, and {exc}", file=sys.stderr)
+                return 1
         if os.path.exists(store):
             args.store = store
             server = ensure_server(store)

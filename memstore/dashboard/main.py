@@ -50,7 +50,12 @@ def _build_demo(path: str, *, complete: bool = False) -> None:
         if Path(path).exists() and not complete:
             return
         bar = st.progress(0.0, text="Building the demo store from data/demo…")
-        ensure_demo_store(path, progress=lambda f, msg: bar.progress(min(1.0, f), text=msg))
+        try:
+            ensure_demo_store(path, progress=lambda f, msg: bar.progress(min(1.0, f), text=msg))
+        except FileNotFoundError as exc:          # not a checkout: no data/demo to build from
+            bar.empty()
+            st.error(f"No store at `{path}`, and {exc}.")
+            st.stop()
         bar.empty()
 
 
