@@ -234,7 +234,7 @@ class _Finder:
         if not hedged and other is not None and (first or other or subj_toks is not None):
             toks = self._tokens(head, excluded, pron)
             if not subj and inherited is not None:
-                toks = inherited + toks
+                toks = [Tok(t.text, t.whitespace_ or " ", t.tag_, t.lemma_) for t in inherited] + toks
             clause_text = text(toks)
             elliptic = lemma == "be" and not any(c.dep_ in ("acomp", "attr", "prep", "dobj", "advmod", "oprd")
                                                  for c in kids)          # "but my wife isn't"
@@ -250,6 +250,8 @@ class _Finder:
             share = subj_toks
         for c in conj:
             own = any(x.dep_ in _SUBJ for x in c.children)
+            if not own and c.tag_ == "VB" and not any(x.dep_ in ("aux", "auxpass") for x in c.children):
+                continue                 # an imperative: "I'm allergic to walnuts, so keep them out of my cake"
             self.walk(c, None if own else share, pron, about_other=bool(other) and not first)
         for c in splice:
             self.walk(c, None, pron, about_other=about_other)
