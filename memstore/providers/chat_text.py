@@ -27,7 +27,7 @@ _IS = re.compile(r"\b(name|job|plan|birthday)'s\b", re.IGNORECASE)     # "my nam
 # A sentence that drops its "I" ("feeling sick today", "just moved to Denver!")
 _PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still)\s+)?(?:(feeling|moving|working|living|heading|staying|"
                        r"flying|starting|visiting|dating|training)|(moved|started|got|quit|joined|adopted|broke up|"
-                       r"graduated|married|switched|left))\b", re.IGNORECASE)
+                       r"graduated|married|switched|left))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
 # Any first-person word, however typed: a message without one is skipped at once.
 _ANY_FIRST = re.compile(r"\b(?:i|im|i'm|ive|i've|id|i'd|ill|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # Leading discourse markers and interjections ("Big news:", "Oh, by the way,", "honestly", "so yeah").

@@ -3,7 +3,8 @@
 A sentence is cut at coordination ("I moved to X and now work at Y": two clauses, the second
 inheriting the subject), reported speech is followed into what was said with its pronoun resolved
 ("my sister says she's moving" -> "my sister is moving"), relation mentions become facts of their
-own ("my boyfriend Tom loves spicy food" -> "boyfriend: Tom" and "Tom loves spicy food"), and
+own where the clause does not keep them ("my boyfriend Tom loves spicy food" -> "boyfriend: Tom"
+and "Tom loves spicy food": a partner may not stay one; "my sister Carol lives in Chicago" keeps it), and
 hedged, conditional or asked clauses ("I might move", "if I move ...", "I think I'll quit") are
 dropped. Each clause is classified as a state, an event (a past action: "moved", "broke up") or a
 transient state ("in Lisbon this week", "sick today").
@@ -135,7 +136,7 @@ def _relations(doc: Any) -> tuple[list[Relation], dict[int, list[Any]], set[int]
         drop.update(o.i for o in owner)
         drop.update(m.i for m in mods)
         drop.add(noun.i)
-        if t.dep_ == "appos":               # "My sister Carol, who is a nurse, lives ..." -> "Carol lives ..."
+        if t.dep_ == "appos":               # "My husband, Dave, who is a chef, cooks" -> "Dave cooks"
             drop.update(c.i for c in t.children if c.dep_ == "punct")
             drop.update(c.i for c in noun.children if c.dep_ == "punct")
     return rels, names, drop
@@ -234,7 +235,7 @@ class _Finder:
         if not hedged and other is not None and (first or other or subj_toks is not None):
             toks = self._tokens(head, excluded, pron)
             if not subj and inherited is not None:
-                toks = inherited + toks
+                toks = [Tok(t.text, t.whitespace_ or " ", t.tag_, t.lemma_) for t in inherited] + toks
             clause_text = text(toks)
             elliptic = lemma == "be" and not any(c.dep_ in ("acomp", "attr", "prep", "dobj", "advmod", "oprd")
                                                  for c in kids)          # "but my wife isn't"
@@ -250,6 +251,8 @@ class _Finder:
             share = subj_toks
         for c in conj:
             own = any(x.dep_ in _SUBJ for x in c.children)
+            if not own and c.tag_ == "VB" and not any(x.dep_ in ("aux", "auxpass") for x in c.children):
+                continue                 # an imperative: "I'm allergic to walnuts, so keep them out of my cake"
             self.walk(c, None if own else share, pron, about_other=bool(other) and not first)
         for c in splice:
             self.walk(c, None, pron, about_other=about_other)

@@ -105,7 +105,7 @@ class HeuristicExtractor:
                     out.append((text, "state", at, None))
             return out
         clauses, relations, rejected = find_clauses(doc)
-        out = [(_relation_fact(r, who), "state", at, None) for r in relations]
+        out = [(_relation_fact(r, who), "state", at, None) for r in relations if r.partner]
         if not clauses and not rejected and _SPEAKER_FIRST.match(doc.text):
             # the parse found no subject (a mis-parse: "I don't eat gluten" with "gluten" as the verb),
             # yet the sentence opens with the speaker and nothing hedged it: take it whole
@@ -119,6 +119,10 @@ class HeuristicExtractor:
             if c.kind == "transient" and _has_state_slot(text, who):
                 c.kind = "state"             # "I'm unemployed right now" states where someone works
             out.append((text, c.kind, *_times(c, text, at)))
+        # a kin mention is a fact of its own only where no clause kept it ("Alice's sister Carol lives ...")
+        said = " ".join(t for t, *_ in out).lower()
+        out += [(_relation_fact(r, who), "state", at, None) for r in relations
+                if not r.partner and f"{who}'s {r.noun} {r.name}".lower() not in said]
         return out
 
     def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False, past: bool = False) -> str | None:

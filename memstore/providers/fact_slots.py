@@ -118,6 +118,8 @@ _RULES: list[tuple[str, str, str | None]] = [
                    rf"citizen|vegan|vegetarian|member|fan)\b){_V}", "v"),
     ("occupation", rf"{_S}{_ADV}\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>(?:[\w-]+\s+){{0,3}}(?i:{_JOBS}))"
                    rf"(?:\s+(?:at|for|in|of|with|on|based|living|who)\s+.+)?", "v"),
+    ("occupation", rf"{_S}{_ADV}\s+(?:teaches|is teaching|started teaching|has been teaching|is now teaching)\s+"
+                   rf"(?P<v>[\w-]+)(?:\s+(?:at|in|to)\s+.+)?", "teaches {v}"),        # "teaches chemistry at ..."
     ("occupation", rf"{_P}\s+(?:job|occupation|profession)\s+is\s+(?:now\s+)?(?:an?\s+)?{_V}", "v"),
     # -- relationship (value: the partner, or a status word)
     ("relationship", rf"{_S}{_ADV}\s+(?:broke up|split up|separated|split)\s+(?:with|from)\s+{_V}", None),
@@ -140,6 +142,8 @@ _RULES: list[tuple[str, str, str | None]] = [
     # -- diet
     ("diet", rf"{_S}{_ADV}\s+(?:is|are)\s+(?:no longer|not)\s+(?:an?\s+)?(?:strict\s+)?(?P<v>{_DIETS})", "not {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:stopped|quit)\s+being\s+(?:an?\s+)?(?P<v>{_DIETS})", "not {v}"),
+    ("diet", rf"{_S}{_ADV}\s+(?:stopped|quit|gave up|dropped|is done with)\s+(?:doing\s+|being on\s+|following\s+)?"
+             rf"(?:the\s+|an?\s+)?(?P<v>{_DIETS})(?:\s+diet)?", "not {v}"),                 # "stopped doing keto"
     ("diet", rf"{_S}{_ADV}\s+(?:no longer eats|doesn['’]t eat|does not eat|stopped eating|quit eating|gave up|"
              rf"cut out|avoids|won['’]t eat|never eats)\s+(?P<v>{_FOODS})", "no {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:eats|is eating|started eating|is back to eating|went back to eating|"
@@ -166,7 +170,7 @@ _TIME = (rf"(?:(?:last|next|this|a few|a couple of|\d+|one|two|three|four|five|s
          rf"(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?|for\s+(?:\w+\s+){{0,2}}(?:days?|weeks?|months?|years?)|"
          rf"on\s+(?:weekends|[A-Z][a-z]+days))")
 _TAIL = (r"(?:\s+(?:now|again|anymore|any more|too|as well|these days|for good|at the moment|lately|recently|"
-         rf"today|for now|after all|instead|{_TIME}))*(?:,?\s+(?:after|because|since|when|as|so)\b.*)?(?:,.*)?")
+         rf"today|for now|after all|instead(?: of .+)?|{_TIME}))*(?:,?\s+(?:after|because|since|when|as|so)\b.*)?(?:,.*)?")
 _COMPILED = [(slot, re.compile(pat + _TAIL + r"\s*$", re.IGNORECASE if slot == "diet" else 0), value)
              for slot, pat, value in _RULES]
 _ADDITIVE = re.compile(r"(?:\btoo|\bas well)$")
