@@ -22,7 +22,9 @@ WITH cur AS (
            a.id AS older_id, a.memory AS older_memory, a.valid_from AS older_valid_from,
            b.id AS newer_id, b.memory AS newer_memory, b.valid_from AS newer_valid_from,
            a.subject, a.slot, a.slot_value AS older_value, b.slot_value AS newer_value,
-           a.subject = b.subject AND a.slot = b.slot
+           -- a fact that ENDS a slot ("broke up with Tom": slot_value NULL) holds no value, so it
+           -- conflicts with nothing (it is an event that stays true; see current_slot_memories.sql)
+           a.subject = b.subject AND a.slot = b.slot AND a.slot_value IS NOT NULL AND b.slot_value IS NOT NULL
                AND a.slot_value IS DISTINCT FROM b.slot_value     AS same_slot,
            array_cosine_similarity(a.embedding, b.embedding)    AS similarity
     FROM cur a
@@ -32,8 +34,7 @@ WITH cur AS (
 SELECT p.user_id, p.agent_id, p.run_id, p.scope_key,
        CASE WHEN p.same_slot THEN 'same_slot' ELSE 'similar' END AS kind,
        CASE WHEN p.same_slot
-            THEN 'same subject and slot ' || p.slot || ': ' || coalesce(p.older_value, '(ended)')
-                 || ' vs ' || coalesce(p.newer_value, '(ended)')
+            THEN 'same subject and slot ' || p.slot || ': ' || p.older_value || ' vs ' || p.newer_value
             ELSE 'similar (' || printf('%.2f', p.similarity) || ') but different content' END AS reason,
        CASE WHEN p.same_slot THEN p.subject END AS subject,
        CASE WHEN p.same_slot THEN p.slot END    AS slot,
