@@ -29,7 +29,7 @@ from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.visibility import visibility_sql
-from memstore.store.optimize import maybe_auto_cluster
+from memstore.store.optimize import maybe_auto_cluster, store_rows
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -82,6 +82,7 @@ def _utcnow() -> dt.datetime:
 
 
 ENGINES = ("numpy", "sql")
+RECORDS_IN_SCAN_ROWS = 20_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -166,9 +167,12 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     t2 = time.perf_counter()
     timings.update(embed=t1 - t0, analyze=t2 - t1)
     scope_where = f"({where}) AND {vis}"
+    # result rows: from the scope scan itself on a small store (one statement less); by id after
+    # fusion on a large one, where every scope row's columns would be read from many row groups
+    records_in_scan = records and store_rows(db) <= RECORDS_IN_SCAN_ROWS
     scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
                                          qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
-                                         records=records)
+                                         records=records_in_scan)
     all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params, terms=q.terms,
                          entities=q.entity_ids)
     terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
@@ -199,6 +203,11 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     timings.update(sql=t3 - t2, fusion=t4 - t3)
     # large store in append order: re-cluster by scope in the background (readers never wait)
     maybe_auto_cluster(db, min_rows=int(sc.auto_cluster_min_rows), share=float(sc.auto_cluster_share))
+    if records and not records_in_scan:
+        ids = table.column("id").to_pylist()
+        scope_table = db.arrow("search_records", dict(scope_params, ids=ids),
+                               sql=load_sql("queries/search_records").replace(
+                                   "/*POSTING_SCOPE*/", re.sub(r"\bp\.", "m.", posting_scope))) if ids else None
     return table, (scope_table if records else None)
 
 
@@ -243,13 +252,15 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
     rows: dict[str, dict[str, Any]] = {}
-    if cands and scope_table is not None:   # the same scan's rows: no second read by id
+    if cands and scope_table is not None:
         row_of = {mid: i for i, mid in enumerate(scope_table.column("id").to_pylist())}
-        picked = scope_table.take([row_of[c["id"]] for c in cands])
+        picked = scope_table.take([row_of[c["id"]] for c in cands if c["id"] in row_of])
         rows = {r["id"]: r for r in picked.drop_columns([c for c in picked.column_names if c.startswith("_")])
                 .to_pylist()}
     results = []
     for c in cands:
+        if c["id"] not in rows:  # deleted by another thread between scoring and reading: not a result
+            continue
         rec = memory_record(rows[c["id"]], c["score"])
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
