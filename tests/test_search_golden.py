@@ -147,3 +147,19 @@ def test_fusion_matches_the_golden_files(stores):
                     assert math.isclose(g[k], v, abs_tol=2e-5), (case, w["memory"], k, g[k], v)
                 else:
                     assert g[k] == v, (case, w["memory"], k)
+
+
+def test_result_rows_read_in_the_scan_or_by_id_are_the_same(stores, monkeypatch):
+    """Small stores take result rows from the scope scan; large ones read them by id after fusion."""
+    import memstore.retrieval.search as search
+
+    m = stores["cached"]
+    queries = [(q, opts) for q in QUERIES for opts in ({}, {"include_superseded": True})]
+    in_scan = [m.search(q, user_id="alice", top_k=5, explain=True, **o)["results"] for q, o in queries]
+    monkeypatch.setattr(search, "RECORDS_IN_SCAN_ROWS", -1)
+    by_id = [m.search(q, user_id="alice", top_k=5, explain=True, **o)["results"] for q, o in queries]
+    for rs in in_scan + by_id:       # recency moves with the clock between the two calls
+        for r in rs:
+            r["explain"].pop("recency")
+    assert by_id == in_scan and sum(map(len, in_scan)) > 20
+    assert any(r["status"] == "superseded" for rs in by_id for r in rs)

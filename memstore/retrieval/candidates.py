@@ -6,6 +6,8 @@ The statements are sql/queries/search_scope.sql, search_hits.sql and (rarely) se
 """
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -60,17 +62,20 @@ def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec:
     return scope, table
 
 
-def load_hits(db: Any, scope: Scope, *, scope_params: dict[str, Any], terms: list[str],
+@functools.lru_cache(maxsize=64)
+def _hits_sql(posting_scope: str) -> str:
+    """The hits statement for a posting scope on alias p (the entity half reads alias e)."""
+    return _sql("search_hits", POSTING_SCOPE=posting_scope,
+                POSTING_SCOPE_E=re.sub(r"\bp\.", "e.", posting_scope))
+
+
+def load_hits(db: Any, scope: Scope, *, posting_scope: str, scope_params: dict[str, Any], terms: list[str],
               entities: dict[str, float]) -> Hits:
     """Postings of the query's terms and entities (one statement), restricted to the filtered scope."""
-    from memstore.retrieval.filters import posting_scope_sql
-
     ent_ids = list(entities)
     kw_row, kw_term, kw_tf, ent_row, ent_idx = [], [], [], [], []
     if (terms or ent_ids) and scope.n:
-        identity = {k[3:]: v for k, v in scope_params.items()}
-        sql = _sql("search_hits", POSTING_SCOPE=posting_scope_sql(identity, "p")[0],
-                   POSTING_SCOPE_E=posting_scope_sql(identity, "e")[0])
+        sql = _hits_sql(posting_scope)
         row_of = {mid: i for i, mid in enumerate(scope.ids)}
         term_of = {t: i for i, t in enumerate(terms)}
         idx_of = {e: i for i, e in enumerate(ent_ids)}

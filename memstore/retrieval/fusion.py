@@ -14,7 +14,7 @@ millisecond; the one fused SQL statement spent most of its ~45 ms planning a cha
 ...                  "person": 0.0, "episode": 0.0}, now=7200, qslot="lives_in")
 >>> t = fuse(s, hits, p)
 >>> t.column("id").to_pylist(), [round(x, 3) for x in t.column("score").to_pylist()]
-(['b', 'a'], [0.669, 0.474])
+(['b', 'a'], [0.55, 0.474])
 """
 from __future__ import annotations
 

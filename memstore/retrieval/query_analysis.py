@@ -71,6 +71,8 @@ class QueryAnalysis:
 _cache: OrderedDict[tuple[int, str], QueryAnalysis] = OrderedDict()
 _cache_lock = threading.Lock()
 _POS = ("NOUN", "VERB", "ADJ")
+_word_memo: dict[int, dict[str, tuple[str, ...]]] = {}
+_WORD_MEMO_SIZE = 100_000
 
 
 def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
@@ -81,8 +83,14 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
     lemmatizer = pipe.get_pipe("lemmatizer") if getattr(nlp, "has_lemmas", False) else None
     rule = getattr(lemmatizer, "rule_lemmatize", None) if getattr(lemmatizer, "mode", "") == "rule" else None
     groups = []
+    memo = _word_memo.setdefault(id(nlp), {})
     for tok in doc:
         if tok.is_punct or tok.is_space:
+            continue
+        known = memo.get(tok.text)
+        if known is not None:
+            if known:
+                groups.append(known)
             continue
         cands: list[str] = []
         if lemmatizer is not None:
@@ -95,8 +103,11 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
         cands.append(tok.text)
         forms = [w for c in dict.fromkeys(x.lower() for x in cands) for w in _WORD.findall(c)
                  if not tok.is_stop and len(w) > 1 or w.isdigit()]
-        if forms:
-            groups.append(tuple(dict.fromkeys(forms)))
+        group = tuple(dict.fromkeys(forms))
+        if len(memo) < _WORD_MEMO_SIZE:      # a word's group depends on the word alone
+            memo[tok.text] = group
+        if group:
+            groups.append(group)
     return groups
 
 

@@ -69,6 +69,8 @@ class AutoCluster:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.total_rows: int | None = None    # memories at the last check (None: not counted yet)
+        self.counted_at = -float("inf")
         self.checked_at = -float("inf")
         self.thread: threading.Thread | None = None
         self.runs: list[dict[str, Any]] = []
@@ -91,6 +93,17 @@ def auto_state(db: Any) -> AutoCluster:
     return state
 
 
+def store_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
+    """Rows in memories, counted at most once every `every_s` seconds per store (search uses it to
+    choose how to read result rows)."""
+    state = auto_state(db)
+    now = time.monotonic()
+    if state.total_rows is None or now - state.counted_at >= every_s:
+        state.total_rows = int(db.scalar("SELECT count(*) FROM memories") or 0)
+        state.counted_at = now
+    return state.total_rows
+
+
 def maybe_auto_cluster(db: Any, *, min_rows: int, share: float, every_s: float = CHECK_EVERY_S) -> bool:
     """Start a background re-cluster when one is due (see the module doc). Returns True if started.
     Costs nothing between checks and one count(*) per check."""
@@ -104,7 +117,7 @@ def maybe_auto_cluster(db: Any, *, min_rows: int, share: float, every_s: float =
         state.checked_at = now
     from memstore.retrieval.search_all import INDEX_NAME
 
-    total = int(db.scalar("SELECT count(*) FROM memories") or 0)
+    total = store_rows(db, every_s)
     if total < min_rows:
         return False
     clustered = int(db.meta("clustered_rows") or 0)

@@ -30,6 +30,7 @@ import collections
 import datetime as dt
 import os
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -143,6 +144,7 @@ class ScopeCache:
         self.messages_preloaded = False
         self.lock = threading.RLock()
         self.preloaded = False                   # one full load per process at most
+        self.search_reload_at = -float("inf")    # when search last allowed a full reload
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
         self.holders = 0                         # open Database objects sharing this cache
@@ -220,6 +222,13 @@ class ScopeCache:
             return out, found
         keys = np.asarray(scope_keys, dtype=object)
         with self.lock:
+            self._check_files(db)
+            if not self.entries and self.preloaded and time.monotonic() - self.search_reload_at > 30.0:
+                # everything was dropped (a write other than add, e.g. a re-cluster): reload the
+                # whole store once, as at first use, rather than one scope per search (at most
+                # every 30 s, so a run of deletes between searches cannot make each search reload)
+                self.preloaded = False
+                self.search_reload_at = time.monotonic()
             for key in dict.fromkeys(keys.tolist()):
                 e = self.entry(db, key)
                 rows = np.flatnonzero(keys == key)
