@@ -44,8 +44,8 @@ class OpenStore:
 
         served = Path(self.path).resolve()
         if self.server_url:
-            return f"Serving `{served}` — through the memstore server at {self.server_url}"
-        return (f"Serving `{served}` — opened by this dashboard (other processes cannot write it meanwhile; "
+            return f"store: `{served}` — through the memstore server at {self.server_url}"
+        return (f"store: `{served}` — opened by this dashboard (other processes cannot write it meanwhile; "
                 f"`memstore ui` or `memstore serve` shares it)")
 
 
