@@ -247,8 +247,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
         Candidates come from three channels — semantic (exact cosine over the scope), keyword
         (BM25 over lemmas) and entity (memories linked to entities the query names) — and are
-        fused in NumPy (memstore/retrieval/fusion.py; sql/queries/fuse_scores.sql is the golden-tested reference). Scores are in [0, 1]; `threshold` drops results
-        below it. `explain=True` adds each result's per-signal scores and recalling channels.
+        fused in NumPy (memstore/retrieval/fusion.py; sql/queries/fuse_scores.sql is the
+        golden-tested reference). Scores are in [0, 1]; `threshold` drops results below it. `explain=True` adds each result's per-signal scores and recalling channels.
         `rerank=True` applies `memory.reranker(query, results) -> scores` (fused order on failure).
 
         >>> # m.search("what does alice eat?", filters={"user_id": "alice"}, top_k=5)
