@@ -57,16 +57,55 @@ def run_add(state: AddState, rt: Runtime) -> AddState:
     return state
 
 
-def prepare_add(state: AddState, rt: Runtime) -> AddState:
+# The model steps: run per add by prepare_add, or once for many adds by analyze_and_embed.
+MODEL_STEPS = (analyze_facts, embed_facts)
+
+
+def prepare_add(state: AddState, rt: Runtime, *, models: bool = True) -> AddState:
     """The steps before the write lock (validate … embed): reads only, nothing is stored. A failed
-    LLM call is recorded as an `llm_error` extraction run and re-raised."""
-    for step in PREPARE_STEPS:
+    LLM call is recorded as an `llm_error` extraction run and re-raised. `models=False` stops
+    after extraction: spaCy and the embedder then run for many adds at once (analyze_and_embed)."""
+    for step in PREPARE_STEPS if models else PREPARE_STEPS[:-len(MODEL_STEPS)]:
         try:
             state = _run(step, state, rt)
         except LLMError as exc:
             _record_failed_run(state, rt, exc)
             raise
     return state
+
+
+def analyze_and_embed(states: list[AddState], rt: Runtime) -> list[AddState | BaseException]:
+    """The model steps for many prepared adds in ONE spaCy pass and one embedding call per kind
+    of add (a short text costs spaCy and ONNX far less inside a batch than alone). If the batch
+    fails, each add runs alone; returns each add's state or the exception it alone raised."""
+    try:
+        _merged_models(states, rt)
+        return list(states)
+    except MemstoreError:
+        out: list[AddState | BaseException] = []
+        for st in states:
+            try:
+                _merged_models([st], rt)
+                out.append(st)
+            except MemstoreError as exc:
+                out.append(exc)
+        return out
+
+
+def _merged_models(states: list[AddState], rt: Runtime) -> None:
+    t0 = time.perf_counter()
+    merged = AddState(scope=states[0].scope, messages=[], metadata={}, infer=True)
+    merged.facts = [f for st in states for f in st.facts]
+    _run(analyze_facts, merged, rt)
+    for infer in (True, False):          # embed_facts words raw turns and facts differently
+        part = [f for st in states if st.infer is infer for f in st.facts]
+        if part:
+            one = AddState(scope=states[0].scope, messages=[], metadata={}, infer=infer)
+            one.facts = part
+            _run(embed_facts, one, rt)
+    shared = time.perf_counter() - t0
+    for st in states:
+        st.timings["nlp+embed (group)"] = shared
 
 
 def commit_add(state: AddState, rt: Runtime) -> AddState:

@@ -101,7 +101,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     app.state.memory = memory
     app.state.committer = committer
 
-    def require_token(request: Request) -> None:
+    async def require_token(request: Request) -> None:      # async: no thread hop per request
         if token is None:
             return
         got = request.headers.get("authorization", "")
