@@ -143,3 +143,16 @@ def test_pruning_inside_a_group_keeps_the_newest_messages(tmp_path):
     assert mem.sql("select count(*) as n from messages").item() == 3
     assert_store_healthy(mem)
     mem.close()
+
+
+def test_a_failed_add_is_put_back_as_prepared_so_a_retry_dedupes_again(m):
+    m.add("I like tea", user_id="ana", infer=False)
+    state = _prepared(m, "I like tea", infer=False)
+    m.db.faults.add("commit")
+    assert isinstance(commit_adds([state], m._rt)[0], Exception)
+    m.db.faults.discard("commit")
+    assert [f.outcome for f in state.facts] == ["pending"]        # not the rolled-back attempt's outcome
+    retried = commit_adds([state], m._rt)[0]
+    assert retried.results == [] and retried.facts[0].outcome == "duplicate"
+    assert len(m.get_all(user_id="ana")["results"]) == 1
+    assert_store_healthy(m)

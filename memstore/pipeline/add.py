@@ -152,9 +152,14 @@ def commit_adds(states: list[AddState], rt: Runtime) -> list[AddState | BaseExce
 
 
 def _commit_alone(state: AddState, rt: Runtime) -> AddState | BaseException:
+    """One add in its own transaction; on failure the state is put back as it was prepared, so a
+    retry (e.g. after a DuckDB conflict) dedupes and supersedes again instead of trusting the
+    outcomes of the rolled-back attempt."""
+    facts = copy.deepcopy(state.facts)
     try:
         return commit_add(state, rt)
     except MemstoreError as exc:
+        state.facts, state.results, state.tables, state.extraction_run_id = facts, [], {}, None
         return exc
 
 

@@ -123,8 +123,7 @@ class GroupCommitter:
         for attempt in range(_CONFLICT_RETRIES):
             time.sleep(0.01 * (2 ** attempt))
             self.stats["conflict_retries"] += 1
-            state.results, state.tables, state.extraction_run_id = [], {}, None
-            out = commit_adds([state], self.memory._rt)[0]
+            out = commit_adds([state], self.memory._rt)[0]      # a failed attempt put the state back
             if not (isinstance(out, StoreWriteError) and _is_conflict(out)):
                 return out
         return out
