@@ -6,7 +6,7 @@
     python bench/extractor.py --misses           # list the dev facts missed and the extra facts
 
 A fact matches a gold fact when subject, slot and object agree: subject and slot as
-`fact_slots.detect_slot` reads the extracted text, object its value ("-" = the fact ends the
+`memstore.truth.slots.detect_slot` reads the extracted text, object its value ("-" = the fact ends the
 slot). A gold fact without a slot ("-") matches an extracted fact without a slot whose text
 contains the object. Slot accuracy: of the gold facts whose object an extracted fact of the same
 message names, the share read with the right slot. Kind accuracy: of the matched facts, the share
@@ -90,7 +90,7 @@ def _norm(s: str | None) -> str | None:
 
 
 def _predicted(facts: list, speaker: str) -> list[dict]:
-    from memstore.providers.fact_slots import detect_slot
+    from memstore.truth.slots import detect_slot
 
     out = []
     for f in facts:

@@ -1,6 +1,8 @@
 """Typed errors. Each says what was wrong and what to do, and carries structured fields."""
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemstoreError(Exception):
     """Base class of every error memstore raises on purpose."""
@@ -131,3 +133,60 @@ class InvalidInputError(MemstoreError, ValueError):
 class ErasurePendingError(MemstoreError):
     """An erasure is journaled but not finished (the file could not be rewritten yet); it finishes
     at the next open, `doctor(repair=True)` or `scrub()`."""
+
+
+class RetentionError(MemstoreError, ValueError):
+    """A retention policy is malformed."""
+
+
+class ErasureIncompleteError(ErasurePendingError):
+    """The scope's rows are deleted but the file could not be rewritten, so old bytes may remain.
+    The erasure stays journaled (it finishes at the next open, doctor(repair=True) or scrub());
+    `.receipt` is what the receipt would say now (verified=False; not stored yet)."""
+
+    def __init__(self, message: str, *, receipt: dict[str, Any], hint: str = "") -> None:
+        self.receipt = receipt
+        super().__init__(message, hint=hint, receipt_id=receipt["id"])
+
+
+class RewriteError(MemstoreError):
+    """The database file could not be rewritten; the original file is untouched."""
+
+
+class InputError(InvalidInputError):
+    """The messages given to add() are malformed."""
+
+
+class PipelineStepError(MemstoreError):
+    """A pipeline step failed before the commit; nothing was written."""
+
+
+class ResolveError(MemstoreError, ValueError):
+    """resolve() was asked for something that cannot be decided (nothing to do, memories of
+    different scopes, a memory that is no longer current)."""
+
+
+class Mem0ImportError(MemstoreError):
+    """The mem0 store cannot be read (missing folder or collection, locked by a running mem0)."""
+
+
+class ScopeViolation(MemstoreError, PermissionError):
+    """A tool call named another scope than the one the server is bound to, or a memory outside it."""
+
+
+class SourceFormatError(MemstoreError, ValueError):
+    """A source file is not in the expected format, or is damaged (the message says where)."""
+
+
+class UnknownFormatError(SourceFormatError):
+    """`--format auto` could not tell what a file is."""
+
+    hint = "pass --format chatgpt|claude|locomo|jsonl|csv|parquet (format= in Python)"
+
+
+class TimeParseError(MemstoreError, ValueError):
+    """A timestamp could not be read."""
+
+
+class UnknownFrameError(MemstoreError, ValueError):
+    """`frame()` was asked for a name that is neither a projection nor a view."""

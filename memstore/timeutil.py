@@ -14,12 +14,9 @@ from __future__ import annotations
 import datetime as dt
 
 from memstore.errors import MemstoreError
+from memstore.errors import TimeParseError  # noqa: F401  (defined with every error class)
 
 _FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
-
-
-class TimeParseError(MemstoreError, ValueError):
-    """A timestamp could not be read."""
 
 
 def parse_time(value: object, what: str = "timestamp") -> dt.datetime:

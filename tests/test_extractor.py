@@ -14,7 +14,7 @@ import pytest
 from memstore import Memory
 from memstore.pipeline.types import Message
 from memstore.providers.extract_heuristic import HeuristicExtractor
-from memstore.providers.fact_slots import detect_slot
+from memstore.truth.slots import detect_slot
 from memstore.providers.nlp import shared_nlp
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import pytest
 
 from memstore import Memory
 from memstore.errors import IdentityError, NotFoundError, StoreWriteError
-from memstore.governance.supersession import ResolveError
+from memstore.truth.resolve import ResolveError
 
 
 

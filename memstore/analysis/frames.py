@@ -28,6 +28,7 @@ import polars as pl
 from memstore.analysis.quoting import sql_ident
 from memstore.errors import IdentityError, MemstoreError
 from memstore.identity import IDENTITY_KEYS
+from memstore.errors import UnknownFrameError  # noqa: F401  (defined with every error class)
 
 TABLE_FRAMES = {
     "memories": "memories",
@@ -47,10 +48,6 @@ FRAME_ORDER = {
     "keywords": ("memory_id", "term"),
     "links": ("created_at", "src_id", "dst_id", "kind"),
 }
-
-
-class UnknownFrameError(MemstoreError, ValueError):
-    """`frame()` was asked for a name that is neither a projection nor a view."""
 
 
 def check_scope(scope: dict[str, Any] | None) -> dict[str, str]:

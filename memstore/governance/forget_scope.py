@@ -31,18 +31,9 @@ from memstore.governance.rewrite_database import RewriteError, rewrite_database
 from memstore.governance.verify_erasure import verify_erasure
 from memstore.identity import IDENTITY_KEYS
 from memstore.ids import new_id
+from memstore.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
 
 _EPHEMERAL_KEY = secrets.token_bytes(32)   # in-memory stores without MEMSTORE_RECEIPT_KEY
-
-
-class ErasureIncompleteError(ErasurePendingError):
-    """The scope's rows are deleted but the file could not be rewritten, so old bytes may remain.
-    The erasure stays journaled (it finishes at the next open, doctor(repair=True) or scrub());
-    `.receipt` is what the receipt would say now (verified=False; not stored yet)."""
-
-    def __init__(self, message: str, *, receipt: dict[str, Any], hint: str = "") -> None:
-        self.receipt = receipt
-        super().__init__(message, hint=hint, receipt_id=receipt["id"])
 
 
 def mask_identity_segments(path: str, scope: dict[str, str] | None = None) -> str:

@@ -30,12 +30,9 @@ import pyarrow as pa
 from memstore.errors import MemstoreError
 from memstore.identity import Scope
 from memstore.store.database import registered
+from memstore.errors import RetentionError  # noqa: F401  (defined with every error class)
 
 TARGETS = ("messages", "history_text")
-
-
-class RetentionError(MemstoreError, ValueError):
-    """A retention policy is malformed."""
 
 
 def _scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:

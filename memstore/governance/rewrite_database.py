@@ -41,12 +41,9 @@ from typing import Any
 from memstore.analysis.quoting import sql_ident, sql_string
 from memstore.errors import MemstoreError, StoreFullError
 from memstore.governance.scrub_files import _fsync_dir, _zero_fd, fsync_path, remove_scrubbing
+from memstore.errors import RewriteError  # noqa: F401  (defined with every error class)
 
 FLOAT_CODECS = "alp,alprd,chimp,patas"
-
-
-class RewriteError(MemstoreError):
-    """The database file could not be rewritten; the original file is untouched."""
 
 
 SPACE_MARGIN = 1.10          # the copy holds only live rows: at most the file's size (+10% slack)

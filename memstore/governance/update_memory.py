@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from memstore.errors import DuplicateMemoryError, NotFoundError
 from memstore.ids import content_hash, entity_id
-from memstore.providers.fact_slots import detect_slot
+from memstore.truth.slots import detect_slot
 from memstore.store.database import registered, vectors_table
 from memstore.write.history import HistoryEvent, history_table
 

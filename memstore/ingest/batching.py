@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from memstore.pipeline.types import AddState, Fact, Message
-from memstore.providers.fact_slots import detect_slot
+from memstore.truth.slots import detect_slot
 
 
 def split_batches(n: int, size: int) -> list[range]:

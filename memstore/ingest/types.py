@@ -17,22 +17,14 @@ from dataclasses import dataclass, field
 
 from memstore.errors import MemstoreError
 from memstore.pipeline.types import Message
+from memstore.errors import SourceFormatError  # noqa: F401  (defined with every error class)
+from memstore.errors import UnknownFormatError  # noqa: F401  (defined with every error class)
 
 DEFAULT_MAX_MESSAGE_CHARS = 200_000     # ~50k tokens: a pasted document, not a chat turn, beyond this
 ROLES = {"user": "user", "human": "user", "me": "user", "customer": "user",
          "assistant": "assistant", "ai": "assistant", "bot": "assistant", "model": "assistant", "gpt": "assistant",
          "chatgpt": "assistant", "claude": "assistant", "agent": "assistant",
          "system": "system", "tool": "tool", "function": "tool"}
-
-
-class SourceFormatError(MemstoreError, ValueError):
-    """A source file is not in the expected format, or is damaged (the message says where)."""
-
-
-class UnknownFormatError(SourceFormatError):
-    """`--format auto` could not tell what a file is."""
-
-    hint = "pass --format chatgpt|claude|locomo|jsonl|csv|parquet (format= in Python)"
 
 
 @dataclass

@@ -33,19 +33,16 @@ from memstore.identity import RESERVED_METADATA_KEYS, Scope
 from memstore.ids import content_hash, new_id
 from memstore.pipeline.build_rows import build_rows
 from memstore.pipeline.commit_rows import commit_rows
-from memstore.pipeline.supersede_by_slot import attach_slots
+from memstore.truth.supersede_by_slot import attach_slots
 from memstore.pipeline.types import AddState, Extraction, Fact
-from memstore.providers.fact_slots import detect_slot
+from memstore.truth.slots import detect_slot
 from memstore.timeutil import TimeParseError, parse_time
+from memstore.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
 
 # payload keys that are mem0's own fields, not the caller's metadata
 _MEM0_FIELDS = frozenset({"data", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "created_at",
                           "updated_at", "text_lemmatized", "metadata", "id", "memory", "attributed_to"})
 _EXAMPLES = 20
-
-
-class Mem0ImportError(MemstoreError):
-    """The mem0 store cannot be read (missing folder or collection, locked by a running mem0)."""
 
 
 @dataclass

@@ -26,13 +26,10 @@ from typing import Any
 
 from memstore.errors import MemstoreError
 from memstore.identity import IDENTITY_KEYS
+from memstore.errors import ScopeViolation  # noqa: F401  (defined with every error class)
 
 # What a model needs of a memory; the rest (hash, provenance, validity fields) stays out of its context.
 _KEEP = ("id", "memory", "score", "created_at", "updated_at")
-
-
-class ScopeViolation(MemstoreError, PermissionError):
-    """A tool call named another scope than the one the server is bound to, or a memory outside it."""
 
 
 def compact(rec: dict[str, Any]) -> dict[str, Any]:

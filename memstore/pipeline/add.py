@@ -23,19 +23,16 @@ from memstore.pipeline.dedupe_facts import dedupe_facts
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
-from memstore.pipeline.supersede_by_slot import attach_slots, supersede_by_slot
+from memstore.truth.supersede_by_slot import attach_slots, supersede_by_slot
 from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import validate_input
+from memstore.errors import PipelineStepError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
 PREPARE_STEPS = (validate_input, gather_context, extract_facts, analyze_facts, embed_facts)
 WRITE_STEPS = (dedupe_facts, supersede_by_slot, build_rows, attach_slots, commit_rows)   # under the write lock
-
-
-class PipelineStepError(MemstoreError):
-    """A pipeline step failed before the commit; nothing was written."""
 
 
 def _run(step: Any, state: AddState, rt: Runtime) -> AddState:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memstore.pipeline.types import AddState
-from memstore.providers.fact_slots import is_negated
+from memstore.truth.slots import is_negated
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -10,13 +10,10 @@ from memstore.ids import new_id
 from memstore.identity import check_metadata
 from memstore.pipeline.types import AddState, Message
 from memstore.timeutil import parse_time
+from memstore.errors import InputError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-
-
-class InputError(InvalidInputError):
-    """The messages given to add() are malformed."""
 
 
 def normalise_messages(messages: Any) -> list[Message]:

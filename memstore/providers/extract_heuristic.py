@@ -29,7 +29,7 @@ from typing import Any
 from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
 from memstore.providers.chat_text import candidate_sentences
 from memstore.providers.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
-from memstore.providers.fact_slots import detect_slot
+from memstore.truth.slots import detect_slot
 from memstore.providers.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-2"

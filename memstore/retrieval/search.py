@@ -214,7 +214,7 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
     """The fusion weights of this query: config, per-call overrides, channel and slot switches
     ("_qslot" carries the attribute the query asks about, or None)."""
-    from memstore.providers.fact_slots import question_slot
+    from memstore.truth.slots import question_slot
 
     qslot = question_slot(query)
     w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency,

@@ -15,11 +15,7 @@ import pyarrow as pa
 
 from memstore.errors import MemstoreError, NotFoundError
 from memstore.write.history import HistoryEvent, history_table
-
-
-class ResolveError(MemstoreError, ValueError):
-    """resolve() was asked for something that cannot be decided (nothing to do, memories of
-    different scopes, a memory that is no longer current)."""
+from memstore.errors import ResolveError  # noqa: F401  (defined with every error class)
 
 
 def _ids(value: Any, what: str) -> list[str]:

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from memstore.write.history import history_table, state_event
 from memstore.pipeline.types import AddState, Fact
-from memstore.providers.fact_slots import detect_slot, fulfilled_plans
+from memstore.truth.slots import detect_slot, fulfilled_plans
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
