@@ -7,7 +7,7 @@ datetime.datetime(2023, 5, 8, 13, 56)
 >>> parse_time(1700000000000)
 Traceback (most recent call last):
 ...
-memstore.timeutil.TimeParseError: cannot read timestamp 1700000000000 as epoch seconds — it looks like milliseconds: divide by 1000
+memstore.errors.TimeParseError: cannot read timestamp 1700000000000 as epoch seconds — it looks like milliseconds: divide by 1000
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ id (its existence is not revealed).
 >>> bob.get_memory(mid)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-memstore.integrations.scoped_tools.ScopeViolation: no memory with id '...' in this scope — list ids with get_memories or search_memories
+memstore.errors.ScopeViolation: no memory with id '...' in this scope — list ids with get_memories or search_memories
 >>> m.close()
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ def normalise_messages(messages: Any) -> list[Message]:
     >>> normalise_messages([{"role": "user"}])
     Traceback (most recent call last):
     ...
-    memstore.pipeline.validate_input.InputError: message #0 has no 'content' string — each message is {"role": "user"|"assistant"|..., "content": "..."}
+    memstore.errors.InputError: message #0 has no 'content' string — each message is {"role": "user"|"assistant"|..., "content": "..."}
     """
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
