@@ -30,7 +30,7 @@ from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.retrieval.visibility import visibility_sql
-from memstore.store.optimize import maybe_auto_cluster, store_rows
+from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -178,9 +178,12 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
                                                       qvec if "semantic" in channels else None, now_us)
         all_hits = snap.hits(q.terms, q.entity_ids, row_map)
     else:
-        # result rows: from the scope scan itself on a small store (one statement less); by id after
-        # fusion on a large one, where every scope row's columns would be read from many row groups
-        records_in_scan = records and store_rows(db) <= RECORDS_IN_SCAN_ROWS
+        # result rows: from the scope scan itself (one statement less) on a small store or a store
+        # clustered by scope; by id after fusion on a large one in append order, where every scope
+        # row's columns would be read from many row groups (measured at 100k: -1.2 ms clustered,
+        # +1.2 ms in append order)
+        records_in_scan = records and (store_rows(db) <= RECORDS_IN_SCAN_ROWS
+                                       or unclustered_rows(db) <= RECORDS_IN_SCAN_ROWS)
         scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
                                              qtext=query_words(query),
                                              qvec=qvec if "semantic" in channels else None, records=records_in_scan)
