@@ -67,6 +67,11 @@ def measure(m: Memory, rng: np.random.Generator, users: int, queries: int, label
     print(f"[{label}] query analysis (tokenizer + lemma rules):          {ms(ana_t)}")
     print(f"[{label}] whole search() (hashing embedder), wall:           {ms(total_t)}")
     print(f"[{label}] whole search() (hashing embedder), process CPU:    {ms(cpu_t)}")
+    from memstore.retrieval.snapshot import snapshots_for
+
+    snaps = dict(snapshots_for(m._rt.db.scope_cache).stats)
+    print(f"[{label}] search snapshots (hot scopes, no statement): {snaps.get('hits', 0)} searches, "
+          f"{snaps.get('builds', 0)} built (the other searches read the store)")
     print(f"[{label}] load average: {os.getloadavg()}", flush=True)
     return {"store_p50": pct(store_t, .5), "search_p50": pct(total_t, .5)}
 
@@ -110,6 +115,10 @@ def run_locomo(tmp: str, data: Path = LOCOMO, rounds: int = 2) -> None:
     print(f"[locomo] whole search() (ONNX embedder, every channel), CPU:  {ms(cpu)}")
     for k, v in stages.items():
         print(f"[locomo]   stage {k:<8} {ms(v)}")
+    from memstore.retrieval.snapshot import snapshots_for
+
+    snaps = dict(snapshots_for(m._rt.db.scope_cache).stats)
+    print(f"[locomo] search snapshots: {snaps.get('hits', 0)} searches from memory, {snaps.get('builds', 0)} built")
     print(f"[locomo] load average: {os.getloadavg()}", flush=True)
     m.close()
 

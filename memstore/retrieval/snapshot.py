@@ -35,7 +35,7 @@ from memstore.retrieval.fusion import Hits, Scope
 from memstore.store.sqlfiles import load_sql
 
 MAX_ROWS = 20_000
-TOTAL_ROWS = 200_000
+TOTAL_ROWS = 50_000         # ~1.6 kB a row with its vector: ~80 MB at most per store
 _NEVER = np.iinfo(np.int64).max
 
 
