@@ -55,6 +55,10 @@ def test_snapshot_gives_what_the_statements_give(mem):
         for a, b in zip(hot, cold):
             assert a["score"] == pytest.approx(b["score"], abs=1e-6)
     assert _stats(mem)["hits"] >= 5
+    strip = lambda res: [{k: v for k, v in r.items() if k not in ("score", "explain")}  # noqa: E731
+                         for r in res["results"]]
+    cold = strip(mem.search("Alice Boston", user_id="alice", include_superseded=True))   # never a snapshot
+    assert strip(mem.search("Alice Boston", user_id="alice")) == cold                    # the whole records
 
 
 def test_every_write_is_seen(mem):

@@ -139,8 +139,9 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
 def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
                 show_expired: bool, as_of: dt.datetime | None, channels: Sequence[str],
                 weights: dict[str, float] | None, timings: dict[str, float] | None, engine: str = "numpy",
-                records: bool = False) -> tuple[pa.Table, pa.Table | None]:
-    """(fused candidates, the scope's rows with their memory columns when `records`)."""
+                records: bool = False) -> tuple[pa.Table, pa.Table | dict[str, dict[str, Any]] | None]:
+    """(fused candidates, the scope's rows with their memory columns when `records`: a table, or
+    from a search snapshot a dict id -> columns)."""
     check_query(query)
     limit = check_limit(limit, "top_k")
     if engine not in ENGINES:
@@ -177,6 +178,8 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
         scope_rows, scope_table, row_map = snap.scope(query_words(query),
                                                       qvec if "semantic" in channels else None, now_us)
         all_hits = snap.hits(q.terms, q.entity_ids, row_map)
+        if records:
+            scope_table = snap.records()
     else:
         # result rows: from the scope scan itself (one statement less) on a small store or a store
         # clustered by scope; by id after fusion on a large one in append order, where every scope
@@ -290,7 +293,9 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
     rows: dict[str, dict[str, Any]] = {}
-    if cands and scope_table is not None:
+    if cands and isinstance(scope_table, dict):      # a snapshot's records by id
+        rows = {c["id"]: scope_table[c["id"]] for c in cands if c["id"] in scope_table}
+    elif cands and scope_table is not None:
         row_of = {mid: i for i, mid in enumerate(scope_table.column("id").to_pylist())}
         picked = scope_table.take([row_of[c["id"]] for c in cands if c["id"] in row_of])
         rows = {r["id"]: r for r in picked.drop_columns([c for c in picked.column_names if c.startswith("_")])

@@ -55,9 +55,19 @@ class Snapshot:
     kw: dict[str, tuple[np.ndarray, np.ndarray]]    # term -> (rows, tf)
     ent: dict[str, np.ndarray]                      # entity id -> rows
 
+    _records: dict[str, dict[str, Any]] | None = None
+
     @property
     def n(self) -> int:
         return len(self.ids)
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """id -> the memory's columns (no fusion columns), as run_search reads result rows; built on
+        first use (an Arrow take and to_pylist per search cost ~0.7 ms on a LoCoMo-size scope)."""
+        if self._records is None:
+            rows = self.table.drop_columns([c for c in self.table.column_names if c.startswith("_")]).to_pylist()
+            self._records = {r["id"]: r for r in rows}
+        return self._records
 
     def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int) -> tuple[Scope, pa.Table, np.ndarray | None]:
         """(Scope for fusion, the visible rows' table, the row map old -> new or None when every row
