@@ -2,6 +2,11 @@
 
     python bench/search_latency.py                 # 100k and 1M
     python bench/search_latency.py --sizes 100000  # one size
+    python bench/search_latency.py --locomo --sizes     # LoCoMo-size scopes only (target 2)
+
+--locomo: the five LoCoMo dev conversations' observation facts stored as memories (infer=False, bundled
+ONNX embedder; ~270 memories a scope, ~1.3k in the file), then every question searched with every
+channel on: whole search() (query embedding + analysis + statements + fusion) and each stage's p50.
 
 Reports p50/p95 of the store side of a fused search (the statements that read the scope and the
 query's postings, plus fusion in NumPy: the figure the target is about, excluding query embedding),
@@ -62,8 +67,60 @@ def measure(m: Memory, rng: np.random.Generator, users: int, queries: int, label
     print(f"[{label}] query analysis (tokenizer + lemma rules):          {ms(ana_t)}")
     print(f"[{label}] whole search() (hashing embedder), wall:           {ms(total_t)}")
     print(f"[{label}] whole search() (hashing embedder), process CPU:    {ms(cpu_t)}")
+    from memstore.retrieval.snapshot import snapshots_for
+
+    snaps = dict(snapshots_for(m._rt.db.scope_cache).stats)
+    print(f"[{label}] search snapshots (hot scopes, no statement): {snaps.get('hits', 0)} searches, "
+          f"{snaps.get('builds', 0)} built (the other searches read the store)")
     print(f"[{label}] load average: {os.getloadavg()}", flush=True)
     return {"store_p50": pct(store_t, .5), "search_p50": pct(total_t, .5)}
+
+
+LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+
+
+def run_locomo(tmp: str, data: Path = LOCOMO, rounds: int = 2) -> None:
+    """Target 2: whole search() on LoCoMo-size scopes with the bundled embedder, every channel on."""
+    import json
+    import re
+
+    samples = json.loads(Path(data).read_text())
+    m = Memory(str(Path(tmp) / "locomo.duckdb"), config={"messages_kept": 0})
+    questions = []
+    for s in samples:
+        uid = s["sample_id"]
+        for key, items_by in s["observation"].items():
+            n = re.search(r"\d+", key).group(0)
+            when = s["conversation"].get(f"session_{n}_date_time")
+            for speaker, items in items_by.items():
+                msgs = [{"role": "user", "content": text, "name": speaker} for text, _dia in items]
+                if msgs:
+                    m.add(msgs, user_id=uid, infer=False, timestamp=when)
+        questions += [(uid, qa["question"]) for qa in s["qa"] if qa.get("category") in (1, 2, 3, 4)]
+    sizes = [len(m.get_all(user_id=s["sample_id"], top_k=100_000)["results"]) for s in samples]
+    print(f"\n## LoCoMo-size scopes: {sizes} memories, {len(questions)} questions x {rounds}", flush=True)
+    for uid, q in questions[:10]:
+        m.search(q, user_id=uid, top_k=10)  # warm-up: scope cache, ONNX session, tokenizer
+    wall, cpu, stages = [], [], {}
+    for _ in range(rounds):
+        for uid, q in questions:
+            t, c = time.perf_counter(), time.process_time()
+            out = m.search(q, user_id=uid, top_k=10, explain=True)
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+            for k, v in out["timings"].items():
+                stages.setdefault(k, []).append(v)
+    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
+    print(f"[locomo] whole search() (ONNX embedder, every channel), wall: {ms(wall)}")
+    print(f"[locomo] whole search() (ONNX embedder, every channel), CPU:  {ms(cpu)}")
+    for k, v in stages.items():
+        print(f"[locomo]   stage {k:<8} {ms(v)}")
+    from memstore.retrieval.snapshot import snapshots_for
+
+    snaps = dict(snapshots_for(m._rt.db.scope_cache).stats)
+    print(f"[locomo] search snapshots: {snaps.get('hits', 0)} searches from memory, {snaps.get('builds', 0)} built")
+    print(f"[locomo] load average: {os.getloadavg()}", flush=True)
+    m.close()
 
 
 def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> None:
@@ -124,7 +181,8 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> Non
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    ap.add_argument("--locomo", action="store_true", help="also measure LoCoMo-size scopes (target 2)")
     ap.add_argument("--users", type=int, default=1_000)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--hnsw-max", type=int, default=100_000,
@@ -135,6 +193,8 @@ def main() -> None:
     if args.workdir:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
+        if args.locomo:
+            run_locomo(tmp)
         for size in args.sizes:
             run(size, args.users, args.queries, tmp, hnsw=size <= args.hnsw_max)
 

@@ -28,8 +28,9 @@ from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
+from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.retrieval.visibility import visibility_sql
-from memstore.store.optimize import maybe_auto_cluster, store_rows
+from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
 
 CHANNELS = ("semantic", "keyword", "entity")
@@ -138,8 +139,9 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
 def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
                 show_expired: bool, as_of: dt.datetime | None, channels: Sequence[str],
                 weights: dict[str, float] | None, timings: dict[str, float] | None, engine: str = "numpy",
-                records: bool = False) -> tuple[pa.Table, pa.Table | None]:
-    """(fused candidates, the scope's rows with their memory columns when `records`)."""
+                records: bool = False) -> tuple[pa.Table, pa.Table | dict[str, dict[str, Any]] | None]:
+    """(fused candidates, the scope's rows with their memory columns when `records`: a table, or
+    from a search snapshot a dict id -> columns)."""
     check_query(query)
     limit = check_limit(limit, "top_k")
     if engine not in ENGINES:
@@ -167,14 +169,29 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     t2 = time.perf_counter()
     timings.update(embed=t1 - t0, analyze=t2 - t1)
     scope_where = f"({where}) AND {vis}"
-    # result rows: from the scope scan itself on a small store (one statement less); by id after
-    # fusion on a large one, where every scope row's columns would be read from many row groups
-    records_in_scan = records and store_rows(db) <= RECORDS_IN_SCAN_ROWS
-    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
-                                         qtext=query_words(query), qvec=qvec if "semantic" in channels else None,
-                                         records=records_in_scan)
-    all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params, terms=q.terms,
-                         entities=q.entity_ids)
+    snap = None
+    if engine == "numpy" and not (include_superseded or show_expired or as_of is not None):
+        snap = _snapshot(db, where, params, posting_scope, scope_params)
+    records_in_scan = True
+    if snap is not None:        # a hot scope: no statement at all
+        now_us = (now - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+        scope_rows, scope_table, row_map = snap.scope(query_words(query),
+                                                      qvec if "semantic" in channels else None, now_us)
+        all_hits = snap.hits(q.terms, q.entity_ids, row_map)
+        if records:
+            scope_table = snap.records()
+    else:
+        # result rows: from the scope scan itself (one statement less) on a small store or a store
+        # clustered by scope; by id after fusion on a large one in append order, where every scope
+        # row's columns would be read from many row groups (measured at 100k: -1.2 ms clustered,
+        # +1.2 ms in append order)
+        records_in_scan = records and (store_rows(db) <= RECORDS_IN_SCAN_ROWS
+                                       or unclustered_rows(db) <= RECORDS_IN_SCAN_ROWS)
+        scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
+                                             qtext=query_words(query),
+                                             qvec=qvec if "semantic" in channels else None, records=records_in_scan)
+        all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params,
+                             terms=q.terms, entities=q.entity_ids)
     terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
     ents = {entity_id(n): v for n, v in ent_norms.items()}
     hits = all_hits.restrict(terms, ents)
@@ -209,6 +226,30 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
                                sql=load_sql("queries/search_records").replace(
                                    "/*POSTING_SCOPE*/", re.sub(r"\bp\.", "m.", posting_scope))) if ids else None
     return table, (scope_table if records else None)
+
+
+def _snapshot(db: Any, where: str, params: dict[str, Any], posting_scope: str,
+              scope_params: dict[str, Any]) -> Snapshot | None:
+    """The filter's search snapshot when valid (built on its second search in a cache generation),
+    else None: memstore/retrieval/snapshot.py."""
+    if db.scope_cache.max_rows <= 0 or "$now" in where or "$as_of" in where:
+        return None
+    key = (where, posting_scope, tuple(sorted((k, v) for k, v in params.items() if k not in ("now", "as_of"))))
+    try:
+        hash(key)
+    except TypeError:           # a filter with list values: read the store
+        return None
+    store = snapshots_for(db.scope_cache)
+    gen = db.scope_cache.current_generation(db)
+    snap = store.lookup(key, gen)
+    if snap is None and store.want(key, gen):
+        snap_where = f"({where}) AND (m.invalidated_at IS NULL)"
+        snap = build_snapshot(db, where=snap_where, params=_bound(snap_where, params), posting_scope=posting_scope,
+                              posting_scope_e=re.sub(r"\bp\.", "e.", posting_scope), scope_params=scope_params,
+                              generation=gen)
+        if snap is not None:
+            store.put(key, snap)
+    return snap
 
 
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
@@ -252,7 +293,9 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
     rows: dict[str, dict[str, Any]] = {}
-    if cands and scope_table is not None:
+    if cands and isinstance(scope_table, dict):      # a snapshot's records by id
+        rows = {c["id"]: scope_table[c["id"]] for c in cands if c["id"] in scope_table}
+    elif cands and scope_table is not None:
         row_of = {mid: i for i, mid in enumerate(scope_table.column("id").to_pylist())}
         picked = scope_table.take([row_of[c["id"]] for c in cands if c["id"] in row_of])
         rows = {r["id"]: r for r in picked.drop_columns([c for c in picked.column_names if c.startswith("_")])

@@ -56,6 +56,9 @@ def optimize_store(db: Any) -> dict[str, Any]:
             if had_hnsw:
                 ensure_hnsw(db)
     out["seconds"] = round(time.perf_counter() - t0, 3)
+    state = auto_state(db)
+    state.total_rows = state.clustered_rows = int(out["memories"])
+    state.counted_at = time.monotonic()
     return out
 
 
@@ -70,6 +73,7 @@ class AutoCluster:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.total_rows: int | None = None    # memories at the last check (None: not counted yet)
+        self.clustered_rows = 0                # of which sorted by scope by the last re-cluster
         self.counted_at = -float("inf")
         self.checked_at = -float("inf")
         self.thread: threading.Thread | None = None
@@ -100,8 +104,16 @@ def store_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
     now = time.monotonic()
     if state.total_rows is None or now - state.counted_at >= every_s:
         state.total_rows = int(db.scalar("SELECT count(*) FROM memories") or 0)
+        state.clustered_rows = int(db.meta("clustered_rows") or 0)
         state.counted_at = now
     return state.total_rows
+
+
+def unclustered_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
+    """Rows in memories beyond the last re-cluster (the tail in append order), counted with
+    `store_rows`: search reads result rows in its scope scan when the scope's rows are contiguous."""
+    total = store_rows(db, every_s)
+    return max(0, total - auto_state(db).clustered_rows)
 
 
 def maybe_auto_cluster(db: Any, *, min_rows: int, share: float, every_s: float = CHECK_EVERY_S) -> bool:

@@ -148,6 +148,9 @@ class ScopeCache:
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
         self.holders = 0                         # open Database objects sharing this cache
+        # bumped by every change this cache sees (add, invalidation, a write behind our back):
+        # derived copies (the search snapshots, memstore/retrieval/snapshot.py) are valid while it holds
+        self.generation = 0
 
     # -- validity ---------------------------------------------------------------------------------
     def invalidate(self) -> None:
@@ -156,6 +159,7 @@ class ScopeCache:
             self.known_entities.clear()
             self.add_messages.clear()
             self.fingerprint = None
+            self.generation += 1
             self.stats["invalidations"] += 1
 
     def _check_files(self, db: Any) -> None:
@@ -168,10 +172,18 @@ class ScopeCache:
                 self.add_messages.clear()
                 self.stats["file_changes"] += 1
             self.fingerprint = fp
+            self.generation += 1
 
     def after_commit(self, db: Any) -> None:
         """Record the files as our own add left them."""
         self.fingerprint = file_fingerprint(db.path)
+        self.generation += 1
+
+    def current_generation(self, db: Any) -> int:
+        """The generation after checking the store files (a write we did not see bumps it)."""
+        with self.lock:
+            self._check_files(db)
+            return self.generation
 
     # -- lookups ----------------------------------------------------------------------------------
     def entry(self, db: Any, scope_key: str) -> ScopeEntry:
@@ -288,6 +300,7 @@ class ScopeCache:
         """After add()'s COMMIT: append its current memories, drop the ones it superseded, and
         follow its messages (stored and pruned)."""
         with self.lock:
+            self.generation += 1
             if messages is not None and scope_key in self.add_messages:
                 gone = set(pruned or ())
                 merged = dict((mid, when) for when, mid in self.add_messages[scope_key] + messages)

@@ -1,0 +1,200 @@
+"""Search snapshots: a hot scope's search inputs held in memory, so that its next searches run no
+SQL statement at all (query embedding, analysis and NumPy fusion only).
+
+A snapshot holds what memstore/retrieval/candidates.py reads per search, for the whole filtered
+scope instead of the query's terms: the scope's current rows (fusion columns and the result records),
+every keyword and entity posting of the scope, and the unit vectors (from the scope cache). It is
+keyed by the compiled filter and its parameters and is valid while the store's scope cache
+generation is unchanged: every add, every other write and any change of the store files behind
+memstore's back bumps it (memstore/store/scope_cache.py), and the next search reads the store again.
+Expiry is applied per search (`now` moves on); superseded, as_of and show_expired searches do not use
+snapshots. A filter is snapshotted on its second search within one generation (one-off scopes of a
+large store keep the cheaper query-term statements), and only when the scope holds at most
+MAX_ROWS rows; snapshots are kept least recently used first up to TOTAL_ROWS rows per store.
+
+>>> store = SnapshotStore()
+>>> store.lookup(("w", ()), generation=3) is None       # unknown filter: read the store
+True
+>>> store.want(("w", ()), generation=3)                 # first search: no snapshot yet
+False
+>>> store.want(("w", ()), generation=3)                 # a second one in the same generation
+True
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from memstore.retrieval.fusion import Hits, Scope
+from memstore.store.sqlfiles import load_sql
+
+MAX_ROWS = 20_000
+TOTAL_ROWS = 50_000         # ~1.6 kB a row with its vector: ~80 MB at most per store
+_NEVER = np.iinfo(np.int64).max
+
+
+@dataclass
+class Snapshot:
+    """One filtered scope at one cache generation (never changed once built)."""
+
+    generation: int
+    table: pa.Table                     # the scope's rows: id, scope_key, _fusion columns, record columns
+    ids: list[str]
+    doc_len: np.ndarray
+    valid_at: np.ndarray
+    slot_family: list[str | None]
+    person_words: list[str | None]      # ' ' || lower(trim(attributed_to)) || ' '
+    expires_us: np.ndarray              # _NEVER when not expiring
+    vecs: np.ndarray                    # unit vectors, (n, dim) float32
+    kw: dict[str, tuple[np.ndarray, np.ndarray]]    # term -> (rows, tf)
+    ent: dict[str, np.ndarray]                      # entity id -> rows
+
+    _records: dict[str, dict[str, Any]] | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """id -> the memory's columns (no fusion columns), as run_search reads result rows; built on
+        first use (an Arrow take and to_pylist per search cost ~0.7 ms on a LoCoMo-size scope)."""
+        if self._records is None:
+            rows = self.table.drop_columns([c for c in self.table.column_names if c.startswith("_")]).to_pylist()
+            self._records = {r["id"]: r for r in rows}
+        return self._records
+
+    def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int) -> tuple[Scope, pa.Table, np.ndarray | None]:
+        """(Scope for fusion, the visible rows' table, the row map old -> new or None when every row
+        is visible) at `now_us`; cosines with qvec as load_scope computes them from the cache."""
+        live = self.expires_us > now_us
+        keep = None if live.all() else np.flatnonzero(live)
+        person = np.array([1.0 if w is not None and w in qtext else 0.0 for w in self.person_words], np.float64)
+        cos = None
+        if qvec is not None:
+            q = np.asarray(qvec, np.float32)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            cos = self.vecs @ q
+        if keep is None:
+            return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
+                         person=person, cosine=cos), self.table, None
+        row_map = np.full(self.n + 1, -1, np.int64)
+        row_map[keep] = np.arange(len(keep))
+        scope = Scope(ids=[self.ids[i] for i in keep], doc_len=self.doc_len[keep], valid_at=self.valid_at[keep],
+                      slot_family=[self.slot_family[i] for i in keep], person=person[keep],
+                      cosine=None if cos is None else cos[keep])
+        return scope, self.table.take(pa.array(keep)), row_map
+
+    def hits(self, terms: list[str], entities: dict[str, float], row_map: np.ndarray | None) -> Hits:
+        """The postings of these terms and entity ids, as load_hits returns them."""
+        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        kw_parts = [(self.kw[t], i) for i, t in enumerate(terms) if t in self.kw]
+        kw_row = np.concatenate([r for (r, _tf), _i in kw_parts]) if kw_parts else empty_i
+        kw_tf = np.concatenate([tf for (_r, tf), _i in kw_parts]) if kw_parts else empty_f
+        kw_term = np.concatenate([np.full(len(r), i, np.int64) for (r, _tf), i in kw_parts]) if kw_parts else empty_i
+        ent_ids = list(entities)
+        ent_parts = [(self.ent[e], i) for i, e in enumerate(ent_ids) if e in self.ent]
+        ent_row = np.concatenate([r for r, _i in ent_parts]) if ent_parts else empty_i
+        ent_idx = np.concatenate([np.full(len(r), i, np.int64) for r, i in ent_parts]) if ent_parts else empty_i
+        if row_map is not None:
+            kw_row, ent_row = row_map[kw_row], row_map[ent_row]
+            k, e = kw_row >= 0, ent_row >= 0
+            kw_row, kw_term, kw_tf, ent_row, ent_idx = kw_row[k], kw_term[k], kw_tf[k], ent_row[e], ent_idx[e]
+        return Hits(terms=list(terms), kw_row=kw_row, kw_term=kw_term, kw_tf=kw_tf,
+                    ent_match=np.array([entities[e] for e in ent_ids], np.float64), ent_row=ent_row,
+                    ent_idx=ent_idx, ent_ids=ent_ids)
+
+
+class SnapshotStore:
+    """The snapshots of one store (one per scope cache), least recently used first."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.snaps: collections.OrderedDict[Any, Snapshot] = collections.OrderedDict()
+        self.seen: collections.OrderedDict[Any, int] = collections.OrderedDict()
+        self.stats: collections.Counter = collections.Counter()
+
+    def lookup(self, key: Any, generation: int) -> Snapshot | None:
+        with self.lock:
+            snap = self.snaps.get(key)
+            if snap is None or snap.generation != generation:
+                return None
+            self.snaps.move_to_end(key)
+            self.stats["hits"] += 1
+            return snap
+
+    def want(self, key: Any, generation: int) -> bool:
+        """True when this filter was searched before in this generation (worth a snapshot)."""
+        with self.lock:
+            if self.seen.get(key) == generation:
+                return True
+            self.seen[key] = generation
+            self.seen.move_to_end(key)
+            while len(self.seen) > 4096:
+                self.seen.popitem(last=False)
+            return False
+
+    def put(self, key: Any, snap: Snapshot) -> None:
+        with self.lock:
+            self.snaps[key] = snap
+            self.snaps.move_to_end(key)
+            self.stats["builds"] += 1
+            total = sum(s.n for s in self.snaps.values())
+            while total > TOTAL_ROWS and len(self.snaps) > 1:
+                _, old = self.snaps.popitem(last=False)
+                total -= old.n
+
+
+_STORES: "weakref.WeakKeyDictionary[Any, SnapshotStore]" = weakref.WeakKeyDictionary()
+_STORES_LOCK = threading.Lock()
+
+
+def snapshots_for(cache: Any) -> SnapshotStore:
+    """The snapshot store that goes with a scope cache (created on first use)."""
+    with _STORES_LOCK:
+        store = _STORES.get(cache)
+        if store is None:
+            store = _STORES[cache] = SnapshotStore()
+        return store
+
+
+def build_snapshot(db: Any, *, where: str, params: dict[str, Any], posting_scope: str, posting_scope_e: str,
+                   scope_params: dict[str, Any], generation: int) -> Snapshot | None:
+    """Read the scope (two statements) and its vectors from the scope cache; None when the scope is
+    larger than MAX_ROWS or the cache does not hold every vector."""
+    table = db.arrow("snapshot_scope", params, sql=load_sql("queries/snapshot_scope").replace("/*WHERE*/", where))
+    n = table.num_rows
+    if n > MAX_ROWS or db.scope_cache.max_rows <= 0:
+        return None
+    ids = table.column("id").to_pylist()
+    vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
+    if not found.all():
+        return None
+    col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
+    exp = table.column("_expires_us").fill_null(_NEVER).to_numpy(zero_copy_only=False).astype(np.int64)
+    post = db.arrow("snapshot_postings", scope_params, sql=load_sql("queries/snapshot_postings")
+                    .replace("/*POSTING_SCOPE*/", posting_scope).replace("/*POSTING_SCOPE_E*/", posting_scope_e))
+    row_of = {mid: i for i, mid in enumerate(ids)}
+    kw: dict[str, tuple[list[int], list[float]]] = {}
+    ent: dict[str, list[int]] = {}
+    for kind, mid, key, tf in zip(*(post.column(c).to_pylist() for c in ("kind", "memory_id", "key", "tf"))):
+        r = row_of.get(mid)
+        if r is None:
+            continue
+        if kind == 0:
+            rows_tf = kw.setdefault(key, ([], []))
+            rows_tf[0].append(r)
+            rows_tf[1].append(tf)
+        else:
+            ent.setdefault(key, []).append(r)
+    return Snapshot(generation=generation, table=table, ids=ids, doc_len=col("_doc_len").astype(np.float64),
+                    valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
+                    slot_family=table.column("_slot_family").to_pylist(),
+                    person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
+                    kw={t: (np.array(r, np.int64), np.array(tf, np.float64)) for t, (r, tf) in kw.items()},
+                    ent={e: np.array(r, np.int64) for e, r in ent.items()})
