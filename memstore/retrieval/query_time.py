@@ -12,7 +12,7 @@ denominator depends on the query only. sql/queries/fuse_scores.sql computes the 
 >>> p = query_periods("What did Maria donate on 3 June, 2023 and in July 2022?")
 >>> [(str(a), str(b)) for a, b in p.dates()], p.months
 ([('2023-06-03T00:00:00', '2023-06-04T00:00:00'), ('2022-07-01T00:00:00', '2022-08-01T00:00:00')], ())
->>> query_periods("When did Melanie go camping in June?").months, bool(query_periods("What may she do?"))
+>>> query_periods("When did Melanie go camping in June?").months, bool(query_periods("May I ask what she did?"))
 ((6,), False)
 >>> t = np.array(["2023-06-03T12:00", "2023-06-11T00:00", "2024-06-20", "2023-01-01"], "datetime64[s]")
 >>> time_scores(t.astype(np.int64), query_periods("on June 3, 2023"), 7.0).round(3).tolist()
@@ -87,7 +87,7 @@ def query_periods(query: str) -> QueryPeriods:
             used.append(m.span())
     months = []
     for m in _M.finditer(query):
-        if free(m):
+        if free(m) and query[:m.start()].strip():       # "May I ...": a month never opens the question
             months.append(_MONTHS[m.group(1).lower()])
             used.append(m.span())
     for m in _Y.finditer(query):

@@ -14,8 +14,8 @@
 --   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
--- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends on which other candidates
--- happened to have signals (mem0 divides by the number of signals present).
+-- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends
+-- on which other candidates happened to have signals (mem0 divides by the number of signals present).
 --   semantic = max(cosine, 0)
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope
@@ -163,7 +163,8 @@ episodic AS (
     FROM base b CROSS JOIN anchor a
 )
 SELECT * EXCLUDE (base_sum),
-       (base_sum + $w_ep * episode) / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
+       (base_sum + $w_ep * episode)
+       / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
 FROM episodic
 ORDER BY score DESC, id
 LIMIT $limit;
