@@ -4,6 +4,11 @@ observation facts, served as an oracle extractor through the OpenAI-compatible t
 
     python bench/locomo_retrieval.py                # both modes, all five conversations
     python bench/locomo_retrieval.py --mode fact --convs 2
+    python bench/locomo_retrieval.py --mode fact --store /tmp/s --dump /tmp/cands.parquet
+
+--dump writes every question's whole candidate table (every signal, the channels, and whether the
+memory is evidence) to one Parquet file: re-fuse it offline (Polars) to try a weighting in seconds,
+as notebooks/04_search_tuning.ipynb does, instead of searching the store again.
 
 Data: ../shared/bench-data/locomo/locomo_dev5.json (CC BY-NC 4.0, evaluation only, not shipped).
 """
@@ -21,7 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
 from memstore import Memory  # noqa: E402
+from memstore.retrieval.search import candidate_table  # noqa: E402
 from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
@@ -79,7 +88,19 @@ def load_facts(m: Memory, srv: ScriptedOpenAIServer, sample: dict) -> dict[str, 
     return ids
 
 
-def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict, lat: list[float]) -> None:
+def dump_candidates(m: Memory, sample: dict, qa: dict, evidence: set[str], ids: dict[str, set[str]]) -> pa.Table:
+    """The question's whole candidate table with the question, its category and the evidence flag."""
+    t = candidate_table(m._rt, qa["question"], filters={"user_id": sample["sample_id"]}, limit=100_000)
+    n = t.num_rows
+    relevant = [bool(ids.get(i, set()) & evidence) for i in t.column("id").to_pylist()]
+    return t.append_column("relevant", pa.array(relevant, pa.bool_())) \
+        .append_column("conv", pa.array([sample["sample_id"]] * n)) \
+        .append_column("question", pa.array([qa["question"]] * n)) \
+        .append_column("category", pa.array([int(qa["category"])] * n, pa.int64()))
+
+
+def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict, lat: list[float],
+             dumped: list | None = None) -> None:
     uid = sample["sample_id"]
     valid = {t["dia_id"] for _n, _w, turns in sessions(sample["conversation"]) for t in turns}
     for qa in sample["qa"]:
@@ -89,6 +110,8 @@ def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict, lat
         evidence = {e for e in qa.get("evidence", []) if isinstance(e, str) and _DIA.match(e) and e in valid}
         if not evidence:
             continue
+        if dumped is not None:
+            dumped.append(dump_candidates(m, sample, qa, evidence, ids))
         for mode, channels in MODES.items():
             t0 = time.perf_counter()
             res = m.search(qa["question"], filters={"user_id": uid}, top_k=max(KS), channels=channels,
@@ -142,6 +165,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="local", choices=("local", "hashing"), help="embedder provider")
     ap.add_argument("--store", default=None,
                     help="keep the built store in this directory and reuse it on the next run (one per mode)")
+    ap.add_argument("--dump", default=None, help="write every question's candidate table to this Parquet file")
     ap.add_argument("--channels", nargs="+", default=list(MODES), choices=list(MODES),
                     help="which channel settings to evaluate (default all)")
     args = ap.parse_args()
@@ -175,8 +199,14 @@ def main() -> None:
                   file=sys.stderr)
             table: dict = defaultdict(list)
             lat: list = []
+            dumped: list | None = [] if args.dump else None
             for sample in data:
-                evaluate(m, sample, ids, table, lat)
+                evaluate(m, sample, ids, table, lat, dumped)
+            if dumped:
+                out = Path(args.dump)
+                out = out.with_name(f"{out.stem}_{mode}{out.suffix}") if args.mode == "both" else out
+                pq.write_table(pa.concat_tables(dumped), out)
+                print(f"[{mode}] candidate tables of {len(dumped)} questions -> {out}", file=sys.stderr)
             results[mode] = report(mode, table, lat)
             m.close()
     if args.json:

@@ -17,7 +17,7 @@ from memstore import Memory
 from memstore.retrieval.search import _weights, candidate_table
 
 GOLDEN = Path(__file__).parent / "golden" / "search"
-SIGNALS = ("semantic", "keyword", "bm25", "entity", "recency", "slot", "person", "episode", "score")
+SIGNALS = ("semantic", "keyword", "bm25", "entity", "recency", "slot", "person", "episode", "time", "score")
 FLAGS = ("by_semantic", "by_keyword", "by_entity", "n_entities")
 
 FACTS = [  # (text, user, speaker, when, metadata)
@@ -34,7 +34,8 @@ FACTS = [  # (text, user, speaker, when, metadata)
     ("Bob's dog Biscuit is a beagle", "bob", "Bob", "2024-01-05T10:10", {"topic": "pets"}),
 ]
 QUERIES = ["where does alice live", "Carol Google", "Biscuit the greyhound", "what does Carol love about hiking?",
-           "zanzibar", "Alice", "which hikes did alice go on in February 2024"]
+           "zanzibar", "Alice", "which hikes did alice go on in February 2024", "what did Alice adopt in March?",
+           "what did alice do on 1 March, 2024"]
 CHANNELS = {"all": ("semantic", "keyword", "entity"), "semantic": ("semantic",), "keyword": ("keyword",),
             "entity": ("entity",), "kw_ent": ("keyword", "entity")}
 OPTIONS = {"default": {}, "recency": {"weights": {"recency": 0.2}}, "superseded": {"include_superseded": True},
@@ -112,7 +113,7 @@ def _golden_view(m: Memory, query: str, channels: tuple, opts: dict, rows: list[
     """Recency changes with the clock; the episode signal (and so the score) hangs on the best
     candidate, which a tie hands to the smaller (random) id: those are left to the engine test."""
     w = _weights(m.config.search, opts.get("weights"), channels, query)
-    base = sorted((sum(w[s] * r[s] for s in ("semantic", "keyword", "entity", "recency", "slot", "person"))
+    base = sorted((sum(w[s] * r[s] for s in ("semantic", "keyword", "entity", "recency", "slot", "person", "time"))
                    for r in rows), reverse=True)
     tied = len(base) > 1 and math.isclose(base[0], base[1], abs_tol=1e-9)
     keep = [s for s in SIGNALS if s != "recency" and not (s == "score" and (opt_name == "recency" or tied))

@@ -204,7 +204,7 @@ def run_outcomes(m: Any, run_id: str, scope: Scope) -> pl.DataFrame:
 
 
 # -- search -----------------------------------------------------------------------------------------
-SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode")
+SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 
 
 def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:
@@ -225,7 +225,7 @@ CHANNELS = ("semantic", "keyword", "entity")
 
 def effective_weights(weights: dict[str, float], channels: tuple[str, ...] | list[str]) -> dict[str, float]:
     """The weights search() fuses with for these channels: a channel that is off weighs 0, and with
-    fewer than all three channels the fusion features (slot, person, episode) are off too.
+    fewer than all three channels the fusion features (slot, person, episode, time) are off too.
 
     >>> effective_weights({"semantic": 0.5, "keyword": 0.3, "person": 0.04}, ["keyword"])
     {'semantic': 0.0, 'keyword': 0.3, 'person': 0.0}
@@ -235,7 +235,7 @@ def effective_weights(weights: dict[str, float], channels: tuple[str, ...] | lis
         if ch not in channels and ch in out:
             out[ch] = 0.0
     if set(channels) != set(CHANNELS):
-        out.update({k: 0.0 for k in ("slot", "person", "episode") if k in out})
+        out.update({k: 0.0 for k in ("slot", "person", "episode", "time") if k in out})
     return out
 
 

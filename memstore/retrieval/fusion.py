@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-SIGNAL_WEIGHTS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode")
+from memstore.retrieval.query_time import QueryPeriods, time_scores
+
+SIGNAL_WEIGHTS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 
 SCHEMA = pa.schema([("id", pa.string()), ("by_semantic", pa.bool_()), ("by_keyword", pa.bool_()),
                     ("by_entity", pa.bool_()), ("semantic", pa.float32()), ("keyword", pa.float64()),
                     ("bm25", pa.float64()), ("entity", pa.float64()), ("n_entities", pa.int64()),
                     ("recency", pa.float64()), ("slot", pa.float64()), ("person", pa.float64()),
-                    ("episode", pa.float64()), ("score", pa.float64())])
+                    ("episode", pa.float64()), ("time", pa.float64()), ("score", pa.float64())])
 
 
 @dataclass
@@ -92,6 +94,8 @@ class FusionParams:
     hub_damping: float = 0.0
     half_life_days: float = 30.0
     episode_minutes: float = 60.0
+    periods: QueryPeriods = field(default_factory=QueryPeriods)   # what the query names (time signal)
+    time_half_life_days: float = 7.0
     use: dict[str, bool] = field(default_factory=lambda: {"semantic": True, "keyword": True, "entity": True})
     limit: int = 20
 
@@ -162,16 +166,18 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     slot = np.array([1.0 if p.qslot is not None and scope.slot_family[i] == p.qslot else 0.0 for i in rows]) \
         if len(rows) else np.zeros(0)
     person = scope.person[rows].astype(np.float64)
+    time = time_scores(valid_at, p.periods, p.time_half_life_days)
     base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] + w["entity"] * entity[rows]
-            + w["recency"] * recency + w["slot"] * slot + w["person"] * person)
+            + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
     best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
     episode = (np.abs(valid_at - valid_at[best]) <= p.episode_minutes * 60).astype(np.float64)
-    score = (base + w["episode"] * episode) / sum(w[s] for s in SIGNAL_WEIGHTS)
+    score = (base + w["episode"] * episode) / sum(w.get(s, 0.0) for s in SIGNAL_WEIGHTS)
     order = np.lexsort((id_arr, -score))[:int(p.limit)]
     cols = {"id": id_arr[order].tolist(), "by_semantic": by["semantic"][rows][order],
             "by_keyword": by["keyword"][rows][order], "by_entity": by["entity"][rows][order],
             "semantic": semantic[order], "keyword": keyword[rows][order], "bm25": bm25[rows][order],
             "entity": entity[rows][order], "n_entities": n_ent[rows][order], "recency": recency[order],
-            "slot": slot[order], "person": person[order], "episode": episode[order], "score": score[order]}
+            "slot": slot[order], "person": person[order], "episode": episode[order], "time": time[order],
+            "score": score[order]}
     return pa.table({f.name: pa.array(cols[f.name], f.type) for f in SCHEMA}, schema=SCHEMA)

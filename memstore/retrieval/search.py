@@ -28,6 +28,7 @@ from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
+from memstore.retrieval.query_time import query_periods
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
@@ -200,7 +201,9 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
         params.update(scope_params)
         params.update(candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                       w_sem=w["semantic"], w_kw=w["keyword"], w_ent=w["entity"], w_rec=w["recency"],
-                      w_slot=w["slot"], qslot=w["_qslot"], w_ep=w["episode"],
+                      w_slot=w["slot"], qslot=w["_qslot"], w_ep=w["episode"], w_time=w["time"],
+                      qtime_start=[a for a, _ in w["_periods"].spans], qtime_end=[b for _, b in w["_periods"].spans],
+                      qtime_months=list(w["_periods"].months), time_half_life_days=float(sc.time_half_life_days),
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
@@ -214,7 +217,8 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
                       now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
                       candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                       half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
-                      use={ch: ch in channels for ch in CHANNELS}, limit=int(limit))
+                      use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
+                      periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days))
     table = fuse(scope_rows, hits, fp)
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)
@@ -253,13 +257,14 @@ def _snapshot(db: Any, where: str, params: dict[str, Any], posting_scope: str,
 
 
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
-    """The fusion weights of this query: config, per-call overrides, channel and slot switches
-    ("_qslot" carries the attribute the query asks about, or None)."""
+    """The fusion weights of this query: config, per-call overrides, channel, slot and time switches
+    ("_qslot" carries the attribute the query asks about, or None; "_periods" the periods it names)."""
     from memstore.truth.slots import question_slot
 
     qslot = question_slot(query)
+    periods = query_periods(query)
     w = {"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity, "recency": sc.w_recency,
-         "slot": sc.w_slot, "person": sc.w_person, "episode": sc.w_episode}
+         "slot": sc.w_slot, "person": sc.w_person, "episode": sc.w_episode, "time": sc.w_time}
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
@@ -273,12 +278,15 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
         if ch not in channels:
             w[ch] = 0.0
     if set(channels) != set(CHANNELS):  # fusion features (order of channels never matters): a
-        w["slot"] = w["episode"] = w["person"] = 0.0        # single channel ranks by its own signal
-    elif qslot is None:
-        w["slot"] = 0.0
+        w["slot"] = w["episode"] = w["person"] = w["time"] = 0.0   # single channel ranks by its own signal
+    else:
+        if qslot is None:
+            w["slot"] = 0.0
+        if not periods:      # like slot: the weight depends on the query only, never on the candidates
+            w["time"] = 0.0
     if sum(w.values()) <= 0:
         raise MemstoreError("search weights sum to zero")
-    return dict(w, _qslot=qslot)
+    return dict(w, _qslot=qslot, _periods=periods)
 
 
 def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
@@ -308,7 +316,7 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
         if explain:
             rec["explain"] = {"semantic": c["semantic"], "keyword": c["keyword"], "bm25": c["bm25"],
                               "entity": c["entity"], "recency": c["recency"], "slot": c["slot"],
-                              "person": c["person"], "episode": c["episode"],
+                              "person": c["person"], "episode": c["episode"], "time": c["time"],
                               "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
         results.append(rec)

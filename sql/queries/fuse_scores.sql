@@ -11,11 +11,11 @@
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
 -- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
---   $limit.
+--   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
--- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep): a memory's score never depends on which other candidates
--- happened to have signals (mem0 divides by the number of signals present).
+-- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends
+-- on which other candidates happened to have signals (mem0 divides by the number of signals present).
 --   semantic = max(cosine, 0)
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope
@@ -33,9 +33,15 @@
 --              of the time of the best candidate by the other signals: facts learned in the same
 --              conversation as the best match come along (pseudo-relevance feedback on time; the
 --              value depends on the best candidate, the denominator still does not)
+--   time     = for a query that names periods (memstore/retrieval/query_time.py: a day, a month of a
+--              year, a year: [$qtime_start, $qtime_end); a month without a year: $qtime_months, that
+--              month of the memory's year, the year before and after): exp(-ln 2 * days between the
+--              memory's time and the nearest period / $time_half_life_days), 1 inside one; 0 and
+--              $w_time = 0 for a query that names none (like slot). It counts before the episode anchor.
 WITH scope AS MATERIALIZED (
     -- one scan of the scope's memories serves every channel (the cosine only when semantic is on)
-    SELECT m.id, m.doc_len, m.created_at, m.valid_from, split_part(m.slot, ':', 1) AS slot_family,
+    SELECT m.id, m.doc_len, m.created_at, m.valid_from, coalesce(m.valid_from, m.created_at) AS valid_at,
+           epoch_us(coalesce(m.valid_from, m.created_at)) // 1000000 AS t, split_part(m.slot, ':', 1) AS slot_family,
            CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS person,
            CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine
@@ -121,11 +127,19 @@ scored AS (
            greatest(coalesce(sem.cosine, 0), 0) AS semantic,
            coalesce(kw.keyword, 0) AS keyword, coalesce(kw.bm25, 0) AS bm25,
            coalesce(ent.entity, 0) AS entity, coalesce(ent.n_entities, 0) AS n_entities,
-           exp(-ln(2) * greatest(date_diff('second', coalesce(s.valid_from, s.created_at), $now), 0)
+           exp(-ln(2) * greatest(date_diff('second', s.valid_at, $now), 0)
                / 86400.0 / $half_life_days) AS recency,
            CASE WHEN $qslot IS NOT NULL AND s.slot_family = $qslot THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS slot,
            s.person,
-           coalesce(s.valid_from, s.created_at) AS valid_at
+           greatest(
+               coalesce(list_max(list_transform(list_zip($qtime_start::BIGINT[], $qtime_end::BIGINT[]),
+                   p -> exp(-ln(2) * greatest(p[1] - s.t, s.t - p[2], 0) / 86400.0 / $time_half_life_days))), 0),
+               coalesce(list_max(list_transform($qtime_months::INTEGER[], mo -> list_max(list_transform([-1, 0, 1],
+                   dy -> exp(-ln(2) * greatest(
+                       epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0))::BIGINT - s.t,
+                       s.t - epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0) + INTERVAL 1 MONTH)::BIGINT,
+                       0) / 86400.0 / $time_half_life_days))))), 0))::DOUBLE AS time,
+           s.valid_at
     FROM candidates c
     JOIN scope s ON s.id = c.id
     LEFT JOIN sem ON sem.id = c.id
@@ -134,7 +148,7 @@ scored AS (
 ),
 base AS (
     SELECT *, $w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency + $w_slot * slot
-              + $w_person * person AS base_sum
+              + $w_person * person + $w_time * time AS base_sum
     FROM scored
 ),
 anchor AS (
@@ -142,13 +156,15 @@ anchor AS (
     SELECT valid_at AS anchor_at FROM base ORDER BY base_sum DESC, id LIMIT 1
 ),
 episodic AS (
-    SELECT b.* EXCLUDE (base_sum, valid_at), b.base_sum,
+    SELECT b.* EXCLUDE (base_sum, valid_at, time), b.base_sum,
            CASE WHEN abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60
-                THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode
+                THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
+           b.time
     FROM base b CROSS JOIN anchor a
 )
 SELECT * EXCLUDE (base_sum),
-       (base_sum + $w_ep * episode) / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep) AS score
+       (base_sum + $w_ep * episode)
+       / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
 FROM episodic
 ORDER BY score DESC, id
 LIMIT $limit;
