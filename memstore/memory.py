@@ -201,9 +201,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         from memstore.governance.catalog import relation, table_columns
 
         tables = sorted(k for k in table_columns(self.db) if k[0] == "main" and k[1] not in RESET_KEEPS)
-        with self.db.transaction("reset") as con:
+        with self.db.transaction("reset"):
             for schema, table in tables:
-                con.execute(f"DELETE FROM {relation(schema, table)}")
+                self.db.run(f"reset:{table}", sql=f"DELETE FROM {relation(schema, table)}")
         return {"message": "Memory store reset", "tables": [t for _, t in tables]}
 
     # -- read ----------------------------------------------------------------------------------
