@@ -11,7 +11,7 @@ import numpy as np
 
 from memstore.errors import MemstoreError
 from memstore.records import memory_record
-from memstore.retrieval.filters import compile_filters
+from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
@@ -54,8 +54,12 @@ def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
 def run_search_all(rt: Any, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False, show_expired: bool = False,
                    overfetch: int = 10) -> dict[str, Any]:
+    from memstore.retrieval.search import check_limit, check_query
+
+    check_query(query)
+    top_k = check_limit(top_k, "top_k")
     db = rt.db
-    cond, params, _ = compile_filters(where or {}, require_scope=False)
+    cond, params, _ = compile_filters(check_filters(where, "where"), require_scope=False)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired)
     import datetime as dt
 
