@@ -157,3 +157,44 @@ def test_a_write_outside_a_transaction_must_say_so_to_drop_the_cache(m):
         m.db.run("w", sql="UPDATE memories SET memory = memory WHERE false", writes=True)
         assert m.db.scope_cache.stats["invalidations"] == before + 1  # the COMMIT does it, once
     assert m.db.scope_cache.stats["invalidations"] == before + 2
+
+
+ROW_WRITES = {"INSERT", "UPDATE", "DELETE", "MERGE_INTO"}
+
+
+def test_every_row_write_of_the_public_api_runs_inside_a_transaction(m, tmp_path):
+    """So the transaction's COMMIT (not a guess from the SQL text) keeps the scope cache right."""
+    import duckdb
+
+    outside: list[str] = []
+
+    def trace(name, sql, params, seconds):  # noqa: ANN001
+        kinds = {s.type.name for s in duckdb.extract_statements(sql)}
+        if kinds & ROW_WRITES and not m.db.in_transaction:
+            outside.append(name)
+
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"role": "user", "content": "I play the violin"}\n', encoding="utf-8")
+    m.db.trace = trace
+    try:
+        mid = m.add("Cy lives in Oslo", user_id="cy", infer=False)["results"][0]["id"]
+        m.update(mid, text="Cy lives in Trondheim")
+        keep = m.add("Cy drinks green tea", user_id="cy", infer=False)["results"][0]["id"]
+        other = m.add("Cy collects stamps", user_id="cy", infer=False)["results"][0]["id"]
+        m.resolve(keep, supersede=[other])
+        m.add("Cy owns a cat", user_id="cy", infer=False, expiration_date="2000-01-01")
+        m.purge_expired(user_id="cy")
+        m.ingest(str(chat), user_id="cy")
+        m.set_retention("messages", 30)
+        m.apply_retention()
+        m.delete(keep)
+        m.delete_all(user_id="ann")
+        m.export_parquet(tmp_path / "export")
+        m.forget(user_id="cy")
+        m.doctor(repair=True)
+        m.optimize()
+        m.reset()
+        m.db.run("probe", sql="DELETE FROM memories WHERE false", writes=True)   # the check itself sees one
+    finally:
+        m.db.trace = None
+    assert outside == ["probe"], f"row writes autocommitted outside transaction(): {outside[:-1]}"
