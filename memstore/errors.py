@@ -190,3 +190,12 @@ class TimeParseError(MemstoreError, ValueError):
 
 class UnknownFrameError(MemstoreError, ValueError):
     """`frame()` was asked for a name that is neither a projection nor a view."""
+
+
+class ArgumentError(MemstoreError, TypeError):
+    """A public method was called with an argument it does not take (still a TypeError)."""
+
+
+class MissingFileError(MemstoreError, FileNotFoundError):
+    """A file memstore was given or needs does not exist (the message names it; still a
+    FileNotFoundError)."""

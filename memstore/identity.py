@@ -19,7 +19,8 @@ def _clean(value: object, key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise IdentityError(f"{key} must be a string, got {type(value).__name__}", key=key)
+        raise IdentityError(f"{key} must be a string, got {type(value).__name__}", key=key,
+                            hint=f'e.g. {key}="alice" (str(...) it if your ids are numbers)')
     value = value.strip()
     if not value:
         raise IdentityError(f"{key} is empty", hint=f"pass a non-empty {key} or leave it out", key=key)
@@ -65,7 +66,8 @@ def check_metadata(metadata: object) -> dict:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise IdentityError(f"metadata must be a dict, got {type(metadata).__name__}")
+        raise IdentityError(f"metadata must be a dict, got {type(metadata).__name__}",
+                            hint='e.g. metadata={"category": "food"}')
     bad = sorted(k for k in metadata if k in RESERVED_METADATA_KEYS)
     if bad:
         raise IdentityError(f"metadata may not set reserved key(s) {bad}",

@@ -25,7 +25,7 @@ from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
 from memstore.api.truth import TruthAPI
 from memstore.config import MemoryConfig
-from memstore.errors import IdentityError, NotFoundError
+from memstore.errors import ArgumentError, IdentityError, NotFoundError
 from memstore.identity import IDENTITY_KEYS, Scope, check_metadata
 from memstore.ids import content_hash, new_id
 from memstore.pipeline.add import run_add
@@ -33,7 +33,8 @@ from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.records import history_record, memory_record
-from memstore.retrieval.filters import trim_identity, compile_filters
+from memstore.retrieval.filters import check_filters, compile_filters, trim_identity
+from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database, registered, vectors_table
 from memstore.store.sqlfiles import load_sql
@@ -48,6 +49,9 @@ RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+_ID_HINT = "ids are the strings add() returned: list them with get_all(user_id=...)"
 
 
 class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
@@ -122,7 +126,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         conversation happened (sets valid_from).
         """
         if _unsupported:
-            raise TypeError(f"add() got unexpected argument(s) {sorted(_unsupported)}")
+            raise ArgumentError(f"add() got unexpected argument(s) {sorted(_unsupported)}",
+                                hint="see help(Memory.add): messages, user_id, agent_id, run_id, metadata, infer, "
+                                     "prompt, timestamp, expiration_date, actor_id")
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
                                 actor_id=actor_id)
@@ -167,7 +173,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         self._scoped_memory(memory_id, user_id, agent_id, run_id)
         n = delete_memories(self._rt, ids=[memory_id], actor_id=actor_id)
         if n == 0:
-            raise NotFoundError(f"no memory with id {memory_id!r}")
+            raise NotFoundError(f"no memory with id {memory_id!r}", hint=_ID_HINT)
         return {"message": "Memory deleted successfully!", "deleted": n}
 
     def _scoped_memory(self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any) -> dict[str, Any] | None:
@@ -181,7 +187,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
             return None
         rows = self.db.dicts("queries/get_memory", {"id": memory_id})
         if not rows or not scope_matches(rows[0], **scope):
-            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope", hint=_ID_HINT)
         return rows[0]
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
@@ -201,9 +207,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         from memstore.governance.catalog import relation, table_columns
 
         tables = sorted(k for k in table_columns(self.db) if k[0] == "main" and k[1] not in RESET_KEEPS)
-        with self.db.transaction("reset") as con:
+        with self.db.transaction("reset"):
             for schema, table in tables:
-                con.execute(f"DELETE FROM {relation(schema, table)}")
+                self.db.run(f"reset:{table}", sql=f"DELETE FROM {relation(schema, table)}")
         return {"message": "Memory store reset", "tables": [t for _, t in tables]}
 
     # -- read ----------------------------------------------------------------------------------
@@ -229,7 +235,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         where, params, _ = compile_filters(filters)
         vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired,
                              as_of=as_of is not None)
-        params["limit"] = int(top_k)
+        params["limit"] = check_limit(top_k, "top_k")
         if "$now" in vis:  # DuckDB rejects unused named parameters (e.g. include_superseded + show_expired)
             params["now"] = _now()
         if as_of is not None:
@@ -262,7 +268,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                           threshold=self.config.threshold if threshold is None else threshold,
                           explain=explain, include_superseded=include_superseded, show_expired=show_expired,
                           as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
-                          channels=tuple(channels), weights=weights)
+                          channels=(channels,) if isinstance(channels, str) else tuple(channels), weights=weights)
 
     def explain_search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                        agent_id: str | None = None, run_id: str | None = None, limit: int = 1000,
@@ -314,7 +320,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         scope = check_scope_args(user_id, agent_id, run_id)
         rows = self.db.dicts("queries/history", {"memory_id": memory_id})
         if scope and (not rows or not all(scope_matches(r, **scope) for r in rows)):
-            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope", hint=_ID_HINT)
         return [history_record(r) for r in rows]
 
 
@@ -340,7 +346,7 @@ def _configured_path(config: MemoryConfig | dict | None) -> str:
 
 def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,
                     run_id: str | None) -> dict[str, Any]:
-    filters = trim_identity(dict(filters or {}))
+    filters = trim_identity(dict(check_filters(filters)))
     for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is None:
             continue

@@ -10,7 +10,7 @@ import pytest
 from memstore import Memory
 from memstore.analysis.readonly_sql import locked_connection
 from memstore.cli import main as cli
-from memstore.errors import MemstoreError
+from memstore.errors import MemstoreError, QueryError
 
 SECRET = "TOPSECRET-4242"
 
@@ -109,8 +109,9 @@ def test_duckdb_itself_refuses_file_and_extension_access_on_the_analyst_connecti
     con = locked_connection()
     con.register("memories", env["m"].db.arrow("m", sql="SELECT id, memory FROM memories"))
     try:
-        out = con.execute(query.format(root=env["root"])).fetchall()
-    except duckdb.Error:
+        out = con.rows("hostile", sql=query.format(root=env["root"]))
+    except QueryError as exc:
+        assert isinstance(exc.cause, duckdb.Error)
         return
     finally:
         con.close()
@@ -120,9 +121,9 @@ def test_duckdb_itself_refuses_file_and_extension_access_on_the_analyst_connecti
 @pytest.mark.parametrize("allow_files", [False, True])
 def test_the_analyst_connection_never_installs_or_loads_extensions(allow_files):
     con = locked_connection(allow_files=allow_files)
-    settings = dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name IN ('autoinstall_known_extensions', "
-                                "'autoload_known_extensions', 'allow_community_extensions', "
-                                "'enable_external_access', 'lock_configuration')").fetchall())
+    settings = dict(con.rows("settings", sql="SELECT name, value FROM duckdb_settings() WHERE name IN "
+                             "('autoinstall_known_extensions', 'autoload_known_extensions', "
+                             "'allow_community_extensions', 'enable_external_access', 'lock_configuration')"))
     con.close()
     assert settings["autoinstall_known_extensions"] == "false"
     assert settings["autoload_known_extensions"] == "false"

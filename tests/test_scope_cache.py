@@ -63,7 +63,8 @@ def test_api_changes_are_seen_by_the_next_add(m, change):
     elif change == "update":
         m.update(mid, text="Alice lives in Denver")
     elif change == "expire":
-        m.db.run("x", {"id": mid}, sql="UPDATE memories SET expiration_date = now() - INTERVAL 1 DAY WHERE id = $id")
+        m.db.run("x", {"id": mid}, sql="UPDATE memories SET expiration_date = now() - INTERVAL 1 DAY WHERE id = $id",
+                 writes=True)          # a write outside a transaction must say so
     else:
         m.reset()
     again = m.add("I live in Boston", user_id="alice")

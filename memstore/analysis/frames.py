@@ -57,6 +57,8 @@ def check_scope(scope: dict[str, Any] | None) -> dict[str, str]:
     >>> check_scope({"user_id": " alice ", "agent_id": None})
     {'user_id': 'alice'}
     """
+    if scope is not None and not isinstance(scope, dict):
+        raise IdentityError(f"scope must be a dict, got {type(scope).__name__}", hint='e.g. {"user_id": "alice"}')
     out: dict[str, str] = {}
     for key, value in (scope or {}).items():
         if key not in IDENTITY_KEYS:

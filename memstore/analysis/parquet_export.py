@@ -146,27 +146,24 @@ def export_parquet(db: Any, directory: str | os.PathLike, *, scope: dict[str, An
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     export_id, now = new_id(), dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    con = db.con
-    con.execute("BEGIN TRANSACTION")               # one snapshot for every table
     try:
-        tables = store_tables(db)
-        version, migrations = schema_version(db)
-        meta = dict(db.rows("export:meta", sql="SELECT key, value FROM store_meta"))
-        files: list[dict[str, Any]] = []
-        table_info: dict[str, Any] = {}
-        skipped: dict[str, str] = {}
-        for table, cols in tables.items():
-            names = [c for c, _ in cols]
-            where = _scope_filter(table, names, scope)
-            if where is None:
-                skipped[table] = "no identity columns, so its rows cannot be scoped"
-                continue
-            written = _export_table(db, out, table, names, where, scope, partition_by)
-            files.extend(written)
-            table_info[table] = {"rows": sum(f["rows"] for f in written), "columns": [list(c) for c in cols]}
-        con.execute("COMMIT")
+        with db.snapshot("export"):               # one snapshot for every table
+            tables = store_tables(db)
+            version, migrations = schema_version(db)
+            meta = dict(db.rows("export:meta", sql="SELECT key, value FROM store_meta"))
+            files: list[dict[str, Any]] = []
+            table_info: dict[str, Any] = {}
+            skipped: dict[str, str] = {}
+            for table, cols in tables.items():
+                names = [c for c, _ in cols]
+                where = _scope_filter(table, names, scope)
+                if where is None:
+                    skipped[table] = "no identity columns, so its rows cannot be scoped"
+                    continue
+                written = _export_table(db, out, table, names, where, scope, partition_by)
+                files.extend(written)
+                table_info[table] = {"rows": sum(f["rows"] for f in written), "columns": [list(c) for c in cols]}
     except BaseException:
-        con.execute("ROLLBACK")
         _clean(out, created)
         raise
     for f in files:

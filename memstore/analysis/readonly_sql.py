@@ -24,7 +24,6 @@ memstore.errors.ReadOnlyError: m.sql() runs read-only queries, not DELETE statem
 """
 from __future__ import annotations
 
-import contextlib
 import re
 from typing import Any
 
@@ -33,7 +32,8 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
-from memstore.errors import ReadOnlyError
+from memstore.errors import QueryError, ReadOnlyError
+from memstore.store.database import Scratch
 
 _QUERY_ROOTS = (exp.Query, exp.Values, exp.Subquery, exp.Describe, exp.Summarize, exp.Show)
 _WRITE_NODES = tuple(getattr(exp, n) for n in (
@@ -133,25 +133,20 @@ def run_readonly(db: Any, sql: str, params: Any = None, *, allow_files: bool = F
     tree = check_readonly(sql, known=known, allow_files=allow_files, listed=listed)
     own = {n for n in listed}
     used = _store_relations(tree, own)
-    con = locked_connection(allow_files=allow_files)
+    scratch = locked_connection(allow_files=allow_files, trace=getattr(db, "trace", None))
     try:
         columns = _needed_columns(tree)
         for pruned in ((columns, None) if columns is not None else (None,)):
-            _load_relations(db, con, used, pruned)
+            _load_relations(db, scratch, used, pruned)
             try:
-                cur = con.execute(sql, params) if params is not None else con.execute(sql)
-                return pl.from_arrow(cur.to_arrow_table())  # type: ignore[return-value]
-            except duckdb.BinderException:
-                if pruned is None:
-                    raise
-                continue                 # a column the pruning missed: load whole relations, once
-            except duckdb.Error as exc:
-                raise _query_error(sql, params, exc) from exc
+                return pl.from_arrow(scratch.run("query", params, sql=sql).to_arrow_table())  # type: ignore[return-value]
+            except QueryError as exc:
+                if isinstance(exc.cause, duckdb.BinderException) and pruned is not None:
+                    continue             # a column the pruning missed: load whole relations, once
+                raise _query_error(sql, params, exc.cause) from exc.cause
         raise AssertionError("unreachable")
-    except duckdb.BinderException as exc:
-        raise _query_error(sql, params, exc) from exc
     finally:
-        con.close()
+        scratch.close()
 
 
 # -- layer 3: DuckDB enforces it --------------------------------------------------------------------
@@ -159,24 +154,24 @@ LOCKED_SETTINGS = {"autoinstall_known_extensions": "false", "autoload_known_exte
                    "allow_community_extensions": "false", "allow_unsigned_extensions": "false"}
 
 
-def locked_connection(*, allow_files: bool = False) -> duckdb.DuckDBPyConnection:
+def locked_connection(*, allow_files: bool = False, trace: Any = None) -> Scratch:
     """A fresh in-memory DuckDB for one analyst query: it never auto-installs or auto-loads an
     extension, cannot touch the file system unless `allow_files` (enable_external_access=false:
     file readers, COPY, ATTACH, INSTALL, LOAD all fail in DuckDB itself), and its configuration is
     locked (SET cannot undo any of it). The store's relations the query names are handed to it
     as Arrow, so nothing it does can reach the store file.
 
-    >>> con = locked_connection()
-    >>> con.execute("SELECT current_setting('enable_external_access'), "
-    ...             "current_setting('autoinstall_known_extensions')").fetchone()
-    (False, False)
+    >>> scratch = locked_connection()
+    >>> scratch.rows("doc", sql="SELECT current_setting('enable_external_access'), "
+    ...                     "current_setting('autoinstall_known_extensions')")
+    [(False, False)]
     """
     config = dict(LOCKED_SETTINGS)
     if not allow_files:
         config["enable_external_access"] = "false"
-    con = duckdb.connect(":memory:", config=config)
-    con.execute("SET lock_configuration = true")
-    return con
+    scratch = Scratch("sql", config=config, trace=trace)
+    scratch.run("lock", sql="SET lock_configuration = true")
+    return scratch
 
 
 def _store_relations(tree: exp.Expression, own: set[str]) -> set[str]:
@@ -209,7 +204,7 @@ def _needed_columns(tree: exp.Expression) -> set[str] | None:
     return names
 
 
-def _load_relations(db: Any, con: duckdb.DuckDBPyConnection, names: set[str], columns: set[str] | None) -> None:
+def _load_relations(db: Any, scratch: Scratch, names: set[str], columns: set[str] | None) -> None:
     from memstore.analysis.quoting import sql_ident
 
     for name in sorted(names):
@@ -218,14 +213,10 @@ def _load_relations(db: Any, con: duckdb.DuckDBPyConnection, names: set[str], co
             continue
         pick = cols if columns is None else [c for c in cols if c.lower() in columns] or cols[:1]
         data = db.arrow("sql:load", sql=f"SELECT {', '.join(sql_ident(c) for c in pick)} FROM {sql_ident(name)}")
-        with contextlib.suppress(Exception):
-            con.unregister(name)
-        con.register(name, data)
+        scratch.register(name, data)
 
 
 def _query_error(sql: str, params: Any, exc: BaseException) -> Exception:
-    from memstore.errors import QueryError
-
     if isinstance(exc, duckdb.PermissionException):
         return ReadOnlyError(f"m.sql() cannot read files, install or load extensions here: {str(exc).splitlines()[0]}",
                              hint="pass allow_files=True (CLI: --allow-files) to read local files on purpose; "

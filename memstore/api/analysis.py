@@ -25,6 +25,8 @@ from typing import Any
 
 import polars as pl
 
+from memstore.api.args import check_path
+
 
 class AnalysisAPI:
     """Methods here use self._rt (Runtime: config, db, embedder, nlp, extractor)."""
@@ -67,7 +69,7 @@ class AnalysisAPI:
         from memstore.analysis.parquet_export import export_parquet
 
         rt = self._rt  # type: ignore[attr-defined]
-        return export_parquet(rt.db, directory, scope=scope, partition_by=partition_by,
+        return export_parquet(rt.db, check_path(directory, "directory"), scope=scope, partition_by=partition_by,
                               embedder=dataclasses.asdict(rt.config.embedder))
 
     @classmethod
@@ -82,8 +84,8 @@ class AnalysisAPI:
         from memstore.config import MemoryConfig
         from memstore.errors import ExportError, StoreMismatchError
 
-        manifest = verify_export(directory)
-        target = os.fspath(path)
+        manifest = verify_export(check_path(directory, "directory"))
+        target = check_path(path, "path")
         if target != ":memory:" and Path(target).exists():
             raise ExportError(f"store {target} already exists; import builds a new store",
                               hint="choose a path that does not exist yet", path=target)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstore.api.args import check_path
+from memstore.errors import InvalidInputError, MissingFileError
 from memstore.identity import Scope
 from memstore.ingest.options import IngestOptions
 from memstore.ingest.report import IngestReport
@@ -44,9 +46,16 @@ class IngestAPI:
         >>> m.close()
         """
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
-        items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        iterable = hasattr(paths, "__iter__") and not isinstance(paths, (bytes, dict))
+        items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths) if iterable else []
         if not items:
-            raise ValueError("ingest() needs at least one file")
+            raise InvalidInputError(f"ingest() needs a path or a list of paths, got {items!r:.80}",
+                                    hint='e.g. m.ingest("conversations.json", user_id="alice")')
+        items = [check_path(p, "paths") for p in items]
+        for p in items:
+            if not os.path.exists(p):
+                raise MissingFileError(f"no such file: {p}", hint="check the path (relative paths start at the "
+                                       f"working directory, {os.getcwd()})", path=p)
         options = IngestOptions(format=format, mapping=mapping, batch_size=batch_size, concurrency=concurrency,
                                 retries=retries, backoff_s=backoff_s, max_message_chars=max_message_chars,
                                 commit_messages=commit_messages, metadata=metadata, progress=progress)

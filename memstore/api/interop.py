@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstore.api.args import check_path
+
 
 class InteropAPI:
     """Methods here use self._rt (Runtime: config, db, embedder, nlp, extractor)."""
@@ -24,6 +26,9 @@ class InteropAPI:
         """
         from memstore.integrations.mem0_import import import_mem0
 
+        qdrant_path = check_path(qdrant_path, "qdrant_path")
+        if history is not None:
+            history = check_path(history, "history")
         return import_mem0(self._rt, qdrant_path, collection=collection,  # type: ignore[attr-defined]
                            history=os.path.expanduser(os.fspath(history)) if history is not None else None,
                            keep_vectors=keep_vectors, batch_size=batch_size)

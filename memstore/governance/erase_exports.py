@@ -21,14 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
+
+from memstore.errors import QueryError
 
 from memstore.governance.catalog import MEMORY_REF_COLUMNS, is_attributable, quote_ident, sql_string
 from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
 from memstore.identity import IDENTITY_KEYS
+from memstore.store.database import Scratch
 
 
 @dataclass
@@ -77,10 +79,9 @@ def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_
     but holds none of the scope's rows is this erasure's own rewrite: its entry is brought up to date."""
     out = ExportErasure()
     rename_named_exports(db, scope, out)
-    con = duckdb.connect(":memory:")
-    try:
-        con.register("erase_memory_ids", pa.table({"id": pa.array(memory_ids, pa.string())}))
-        con.register("erase_entity_ids", pa.table({"id": pa.array(entity_ids, pa.string())}))
+    with db.scratch("erase_exports") as scratch:
+        scratch.register("erase_memory_ids", pa.table({"id": pa.array(memory_ids, pa.string())}))
+        scratch.register("erase_entity_ids", pa.table({"id": pa.array(entity_ids, pa.string())}))
         for export_id, path, _kind in registered_exports(db):
             if not Path(path).exists():
                 continue                    # removed since: nothing left to erase (doctor reports it)
@@ -89,11 +90,9 @@ def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_
                 out.problems.append(f"export {export_id}: no manifest at {manifest_path}")
                 continue
             try:
-                _erase_one(db, con, Path(path), manifest_path, scope, out, needles, resumed)
-            except (OSError, ValueError, duckdb.Error) as exc:   # one broken export must not stop the rest
+                _erase_one(db, scratch, Path(path), manifest_path, scope, out, needles, resumed)
+            except (OSError, ValueError, QueryError) as exc:   # one broken export must not stop the rest
                 out.problems.append(f"export {export_id} at {path}: {type(exc).__name__}: {exc}")
-    finally:
-        con.close()
     return out
 
 
@@ -126,7 +125,7 @@ def rename_named_exports(db: Any, scope: dict[str, str], out: ExportErasure) -> 
                               "renamed_to": str(target)})
 
 
-def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_path: Path,
+def _erase_one(db: Any, scratch: Scratch, root: Path, manifest_path: Path,
                scope: dict[str, str], out: ExportErasure, needles: list[str], resumed: bool = False) -> None:
     for leftover in root.rglob("*.erase-tmp"):      # an interrupted rewrite's copy
         remove_scrubbing(leftover)
@@ -155,16 +154,16 @@ def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_pat
             out.problems.append(f"{file}: not Parquet, left as is")
             continue
         src = f"read_parquet({sql_string(str(file))})"
-        cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
+        cols = [r[0] for r in scratch.rows("describe", sql=f"DESCRIBE SELECT * FROM {src}")]
         if table == "entities":
             drop = set(_db_unused(db, dropped_entities - kept_entities))
-            drop |= {r[0] for r in con.execute("SELECT id FROM erase_entity_ids").fetchall()}
-            con.register("erase_export_entities", pa.table({"id": pa.array(sorted(drop), pa.string())}))
+            drop |= {r[0] for r in scratch.rows("entity_ids", sql="SELECT id FROM erase_entity_ids")}
+            scratch.register("erase_export_entities", pa.table({"id": pa.array(sorted(drop), pa.string())}))
             cond = '"id" IN (SELECT id FROM erase_export_entities)' if "id" in cols else "FALSE"
         else:
             cond = _condition(scope, cols, partition_values(os.path.relpath(file, root)))
         if cond is None:  # every row is the scope's, by the file's partition path
-            removed = con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]
+            removed = scratch.scalar(f"SELECT count(*) FROM {src}")
             remove_scrubbing(file)
             _prune_dirs(file.parent, root)
             out.all_files.remove(str(file))
@@ -174,10 +173,11 @@ def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_pat
             continue
         params = _params(scope, cond)
         if table == "entity_postings" and "entity_id" in cols:
-            for (eid, mine) in con.execute(f"SELECT entity_id, coalesce({cond}, false) FROM {src}", params).fetchall():
+            for (eid, mine) in scratch.rows("posted_entities", params,
+                                        sql=f"SELECT entity_id, coalesce({cond}, false) FROM {src}"):
                 (dropped_entities if mine else kept_entities).add(eid)
-        removed = con.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
-        total = con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]
+        removed = scratch.scalar(f"SELECT count(*) FROM {src} WHERE {cond}", params)
+        total = scratch.scalar(f"SELECT count(*) FROM {src}")
         siblings = sum(1 for e in entries if e is not None and e.get("table") == entry.get("table"))
         if removed and removed == total and siblings > 1:
             # a partition file holding only this scope: remove it rather than leave an empty trace
@@ -191,27 +191,27 @@ def _erase_one(db: Any, con: duckdb.DuckDBPyConnection, root: Path, manifest_pat
             entry["rows"], entry["sha256"] = int(total), sha256_file(file)
             changed = True
         if removed:
-            codec = con.execute(f"SELECT compression FROM parquet_metadata({sql_string(str(file))}) LIMIT 1").fetchone()
-            codec = (codec[0] if codec and codec[0] else "ZSTD").lower()
+            codec = scratch.scalar(f"SELECT compression FROM parquet_metadata({sql_string(str(file))}) LIMIT 1")
+            codec = (codec or "ZSTD").lower()
             tmp = file.with_name(file.name + ".erase-tmp")
-            con.execute(f"COPY (SELECT * FROM {src} WHERE NOT coalesce({cond}, false)) TO {sql_string(str(tmp))} "
-                        f"(FORMAT parquet, COMPRESSION {quote_ident(codec)})", params)
+            scratch.run("rewrite", params, sql=f"COPY (SELECT * FROM {src} WHERE NOT coalesce({cond}, false)) "
+                    f"TO {sql_string(str(tmp))} (FORMAT parquet, COMPRESSION {quote_ident(codec)})")
             replace_scrubbing(tmp, file)
-            entry["rows"] = int(con.execute(f"SELECT count(*) FROM {src}").fetchone()[0])
+            entry["rows"] = int(scratch.scalar(f"SELECT count(*) FROM {src}"))
             entry["sha256"] = sha256_file(file)
             out.files.append({"path": str(file), "table": table, "rows_removed": int(removed), "action": "rewritten",
                               "sha256": entry["sha256"]})
             changed = True
-            left = con.execute(f"SELECT count(*) FROM {src} WHERE {cond}", params).fetchone()[0]
+            left = scratch.scalar(f"SELECT count(*) FROM {src} WHERE {cond}", params)
             if left:
                 out.rows_left[str(file)] = int(left)
-        text_cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()
+        text_cols = [r[0] for r in scratch.rows("describe", sql=f"DESCRIBE SELECT * FROM {src}")
                      if r[1].startswith("VARCHAR") or r[1] == "JSON"]
         part = partition_values(os.path.relpath(file, root))
         if is_attributable(table, list(cols) + list(part)):
-            out.live |= live_needles(con, {src: text_cols}, needles)
+            out.live |= live_needles(scratch, {src: text_cols}, needles)
         else:  # nothing says whose these rows are: a needle here counts as left behind
-            found = needle_rows(con, {src: text_cols}, needles).get(src, {})
+            found = needle_rows(scratch, {src: text_cols}, needles).get(src, {})
             if found:
                 out.rows_left[str(file)] = out.rows_left.get(str(file), 0) + sum(found.values())
     if changed:

@@ -130,30 +130,30 @@ def _no_space(exc: BaseException) -> bool:
 
 def _copy_live(db: Any, dst: str) -> None:
     """COPY FROM DATABASE through the store's own connection (it keeps the old file's lock)."""
-    con = db.raw_connection
-    name = con.execute("SELECT current_database()").fetchone()[0]
-    settings = dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name IN "
-                                "('threads', 'disabled_compression_methods')").fetchall())
+    run = db.run_instance
+    name = run("rewrite:database", "SELECT current_database()")[0][0]
+    settings = dict(run("rewrite:settings", "SELECT name, value FROM duckdb_settings() WHERE name IN "
+                                            "('threads', 'disabled_compression_methods')"))
     if db.has_vss:
-        con.execute("SET hnsw_enable_experimental_persistence = true")  # HNSW indexes copy too
+        run("rewrite:hnsw_persistence", "SET hnsw_enable_experimental_persistence = true")  # HNSW indexes copy too
     # Measured (100k memories, FLOAT[384]): DuckDB's float codecs make random unit vectors
     # bigger, not smaller (240 MB vs 154 MB) and the copy ~40% slower; embeddings are stored raw.
-    con.execute(f"SET disabled_compression_methods = {sql_string(FLOAT_CODECS)}")
+    run("rewrite:codecs", f"SET disabled_compression_methods = {sql_string(FLOAT_CODECS)}")
     # Measured on 2 cores (100k-memory store): one thread copies in 6-7 s, two in 8-10 s with
     # ~1.5x the CPU time — the parallel insert of FLOAT[384] rows only adds overhead.
-    con.execute("SET threads = 1")
+    run("rewrite:threads", "SET threads = 1")
     try:
-        con.execute(f"ATTACH {sql_string(dst)} AS memstore_dst")
+        run("rewrite:attach", f"ATTACH {sql_string(dst)} AS memstore_dst")
         try:
-            con.execute(f"COPY FROM DATABASE {sql_ident(name)} TO memstore_dst")
-            con.execute("CHECKPOINT memstore_dst")
+            run("rewrite:copy", f"COPY FROM DATABASE {sql_ident(name)} TO memstore_dst")
+            run("rewrite:checkpoint", "CHECKPOINT memstore_dst")
         finally:
             with contextlib.suppress(Exception):
-                con.execute("DETACH memstore_dst")
+                run("rewrite:detach", "DETACH memstore_dst")
     finally:
         with contextlib.suppress(Exception):
-            con.execute(f"SET threads = {int(settings.get('threads') or 1)}")
+            run("rewrite:threads", f"SET threads = {int(settings.get('threads') or 1)}")
         with contextlib.suppress(Exception):
             value = settings.get("disabled_compression_methods") or ""
-            con.execute(f"SET disabled_compression_methods = {sql_string(value)}" if value
-                        else "RESET disabled_compression_methods")
+            run("rewrite:codecs", f"SET disabled_compression_methods = {sql_string(value)}" if value
+                else "RESET disabled_compression_methods")

@@ -65,8 +65,9 @@ def row_text_sql(columns: Sequence[str]) -> str:
     return "concat_ws(chr(31), " + ", ".join(f"CAST({quote_ident(c)} AS VARCHAR)" for c in columns) + ")"
 
 
-def needle_rows(con: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> dict[str, dict[str, int]]:
-    """For each relation (SQL name → text columns), how many of its rows hold each needle."""
+def needle_rows(db: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> dict[str, dict[str, int]]:
+    """For each relation (SQL name → text columns), how many of its rows hold each needle. `db` is
+    the store's Database or a Scratch (anything with `rows(name, params, sql=)`)."""
     out: dict[str, dict[str, int]] = {}
     if not needles:
         return out
@@ -76,7 +77,7 @@ def needle_rows(con: Any, relations: dict[str, list[str]], needles: Sequence[str
             continue
         text = row_text_sql(columns)
         sql = f"SELECT {text} FROM {rel} WHERE regexp_matches({text}, $pattern)"
-        for (s,) in con.execute(sql, {"pattern": pattern}).fetchall():
+        for (s,) in db.rows("verify:needles", {"pattern": pattern}, sql=sql):
             for n in needles:
                 if s and n in s:
                     out.setdefault(rel, {}).setdefault(n, 0)
@@ -84,9 +85,9 @@ def needle_rows(con: Any, relations: dict[str, list[str]], needles: Sequence[str
     return out
 
 
-def live_needles(con: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> set[str]:
+def live_needles(db: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> set[str]:
     """Needles that occur in some row of the given relations."""
-    return {n for per in needle_rows(con, relations, needles).values() for n in per}
+    return {n for per in needle_rows(db, relations, needles).values() for n in per}
 
 
 SCAN_CHUNK = 8 << 20
@@ -191,9 +192,9 @@ def verify_erasure(db: Any, scope: dict[str, str], needles: Sequence[str], *, ex
         target = attributable if is_attributable(table, cols) and (schema, table) not in BOOKKEEPING_TABLES else other
         target[relation(schema, table)] = text_columns(cols)
         labels[relation(schema, table)] = table_label(schema, table)
-    shared = live_needles(db.con, attributable, needles) | set(export_live)
+    shared = live_needles(db, attributable, needles) | set(export_live)
     checked = [n for n in needles if n not in shared]
-    unattributed = {labels[rel]: sum(per.values()) for rel, per in needle_rows(db.con, other, checked).items()}
+    unattributed = {labels[rel]: sum(per.values()) for rel, per in needle_rows(db, other, checked).items()}
     files = store_files(db.path) + [f for f in export_files if os.path.isfile(f)]
     fd = db.file_fd() if hasattr(db, "file_fd") else None
     hits = scan_files(files, checked, fds={db.path: fd} if fd is not None else None)

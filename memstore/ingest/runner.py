@@ -51,7 +51,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memstore.errors import LLMError, MemstoreError
+from memstore.errors import LLMError, MemstoreError, MissingFileError
 from memstore.identity import Scope
 from memstore.ids import new_id
 from memstore.ingest.deferred import DeferredInserts
@@ -146,7 +146,7 @@ class _Ingest:
         files = [(os.fspath(p), self.opt.format if self.opt.format != "auto" else detect_format(p)) for p in paths]
         for path, _ in files:
             if not os.path.isfile(path):
-                raise FileNotFoundError(f"not a file: {path}" if os.path.exists(path) else f"no such file: {path}")
+                raise MissingFileError(f"not a file: {path}" if os.path.exists(path) else f"no such file: {path}", path=path)
         self._start(files)
         try:
             with tempfile.TemporaryFile(prefix="memstore-ingest-") as spill:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memstore.errors import ConfigError, MissingFileError
+
 DEFAULT_MODEL_DIR = (
     Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2-int8"
 )
@@ -61,21 +63,22 @@ class LocalEmbedder:
     ) -> None:
         self.model_dir = Path(model_dir) if model_dir is not None else DEFAULT_MODEL_DIR
         if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
+            raise ConfigError(f"embedder batch_size must be >= 1, got {batch_size}", hint="e.g. 64 (the default)")
         self.batch_size = int(batch_size)
         self.threads = int(threads) if threads else (os.cpu_count() or 1)
         self.model_path = self.model_dir / "model.onnx"
         self.tokenizer_path = self.model_dir / "tokenizer.json"
         for p in (self.model_path, self.tokenizer_path):
             if not p.is_file():
-                raise FileNotFoundError(f"{p} not found. {_BUILD_HINT}")
+                raise MissingFileError(f"{p} not found", hint=_BUILD_HINT, path=str(p))
         self.max_seq_len = 256
         meta_path = self.model_dir / "meta.json"
         if meta_path.is_file():
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             self.max_seq_len = int(meta.get("max_seq_len", self.max_seq_len))
             if int(meta.get("dim", self.dim)) != self.dim:
-                raise ValueError(f"{meta_path}: dim {meta.get('dim')} != {self.dim}")
+                raise ConfigError(f"{meta_path}: dim {meta.get('dim')} != {self.dim}",
+                                  hint="the model folder holds another model: rebuild it or point model_dir elsewhere")
         self._lock = threading.Lock()
         self._session = None
         self._tokenizer = None

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memstore.errors import ConfigError, MissingFileError
+
 DEFAULT_MODEL_DIR = (
     Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static"
 )
@@ -58,7 +60,7 @@ class StaticEmbedder:
         self.tokenizer_path = self.model_dir / "tokenizer.json"
         for p in (self.embeddings_path, self.tokenizer_path):
             if not p.is_file():
-                raise FileNotFoundError(f"{p} not found. {_BUILD_HINT}")
+                raise MissingFileError(f"{p} not found", hint=_BUILD_HINT, path=str(p))
         self._lock = threading.Lock()
         self._vectors: np.ndarray | None = None
         self._tokenizer = None
@@ -76,8 +78,9 @@ class StaticEmbedder:
                 np.float32
             )
             if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-                raise ValueError(
-                    f"{self.embeddings_path}: expected (vocab, {self.dim}), got {vectors.shape}"
+                raise ConfigError(
+                    f"{self.embeddings_path}: expected (vocab, {self.dim}), got {vectors.shape}",
+                    hint="the model folder holds another model: rebuild it or point model_dir elsewhere",
                 )
             tok = Tokenizer.from_file(str(self.tokenizer_path))
             tok.no_padding()

@@ -164,11 +164,29 @@ def scope_of(filters: dict[str, Any] | None) -> dict[str, str]:
     return out
 
 
+def check_filters(filters: Any, name: str = "filters") -> dict[str, Any]:
+    """Filters must be a dict (or None for none).
+
+    >>> check_filters(None), check_filters({"user_id": "a"})
+    ({}, {'user_id': 'a'})
+    >>> check_filters("user_id=a")
+    Traceback (most recent call last):
+    ...
+    memstore.errors.FilterError: filters must be a dict, got str — e.g. {"user_id": "alice", "category": {"in": ["a", "b"]}}
+    """
+    if filters is None:
+        return {}
+    if not isinstance(filters, dict):
+        raise FilterError(f"{name} must be a dict, got {type(filters).__name__}",
+                          hint='e.g. {"user_id": "alice", "category": {"in": ["a", "b"]}}')
+    return filters
+
+
 def compile_filters(filters: dict[str, Any] | None, *, alias: str = "m",
                     require_scope: bool = True) -> tuple[str, dict[str, Any], dict[str, str]]:
     """Filters → (SQL boolean expression, parameters, scope). The scope (top-level identity
     equalities) is always ANDed, so OR/NOT branches can never widen it to another user."""
-    filters = trim_identity(filters or {})
+    filters = trim_identity(check_filters(filters))
     scope = scope_of(filters)
     if require_scope and not scope:
         raise FilterError("filters need at least one identity key at the top level",

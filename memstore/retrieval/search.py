@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
 import time
 import warnings
@@ -20,7 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.config import is_weight
-from memstore.errors import MemstoreError
+from memstore.errors import InvalidInputError, MemstoreError
 from memstore.identity import IDENTITY_KEYS
 from memstore.ids import entity_id
 from memstore.records import memory_record
@@ -46,10 +47,10 @@ def check_query(query: Any) -> None:
     >>> check_query("  ")
     Traceback (most recent call last):
     ...
-    memstore.errors.MemstoreError: search query is empty — pass the text to search for
+    memstore.errors.InvalidInputError: search query is empty — pass the text to search for
     """
     if not isinstance(query, str) or not query.strip():
-        raise MemstoreError("search query is empty", hint="pass the text to search for")
+        raise InvalidInputError("search query is empty", hint="pass the text to search for")
 
 
 def check_limit(value: Any, name: str = "top_k") -> int:
@@ -60,10 +61,10 @@ def check_limit(value: Any, name: str = "top_k") -> int:
     >>> check_limit(0)
     Traceback (most recent call last):
     ...
-    memstore.errors.MemstoreError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
+    memstore.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= MAX_LIMIT:
-        raise MemstoreError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
+        raise InvalidInputError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
                             hint="ask for at least one result")
     return int(value)
 
@@ -146,12 +147,12 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     check_query(query)
     limit = check_limit(limit, "top_k")
     if engine not in ENGINES:
-        raise MemstoreError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
+        raise InvalidInputError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
     if isinstance(channels, str):
         channels = (channels,)
     bad = [c for c in channels if c not in CHANNELS]
     if bad or not channels:
-        raise MemstoreError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
+        raise InvalidInputError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
     db, sc = rt.db, rt.config.search
     timings = timings if timings is not None else {}
     where, params, scope = _compile(filters)
@@ -268,11 +269,11 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
-            raise MemstoreError(f"unknown weight(s) {sorted(unknown)}", hint=f"use {', '.join(w)}")
+            raise InvalidInputError(f"unknown weight(s) {sorted(unknown)}", hint=f"use {', '.join(w)}")
         for name, value in weights.items():
             if not is_weight(value):
-                raise MemstoreError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
-                                    hint="weights are relative: 0 turns a signal off, larger counts more")
+                raise InvalidInputError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
+                                        hint="weights are relative: 0 turns a signal off, larger counts more")
         w.update({k: float(v) for k, v in weights.items()})
     for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
         if ch not in channels:
@@ -285,7 +286,7 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
         if not periods:      # like slot: the weight depends on the query only, never on the candidates
             w["time"] = 0.0
     if sum(w.values()) <= 0:
-        raise MemstoreError("search weights sum to zero")
+        raise InvalidInputError("search weights sum to zero")
     return dict(w, _qslot=qslot, _periods=periods)
 
 
@@ -293,6 +294,10 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
                explain: bool, include_superseded: bool, show_expired: bool, as_of: dt.datetime | None,
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating))
+                                  or not math.isfinite(threshold)):
+        raise InvalidInputError(f"threshold must be a number, got {threshold!r}",
+                                hint="scores are in [0, 1]: e.g. threshold=0.3, or None for no cut")
     timings: dict[str, float] = {}
     table, scope_table = _candidates(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
                                      show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,

@@ -11,13 +11,13 @@ import numpy as np
 
 from memstore.errors import MemstoreError
 from memstore.records import memory_record
-from memstore.retrieval.filters import compile_filters
+from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
 
 log = logging.getLogger("memstore.search_all")
-INDEX_NAME = "memories_embedding_hnsw"
+INDEX_NAME = "memories_embedding_hnsw"     # named in sql/queries/admin/*_hnsw_index.sql
 
 
 def vector_literal(vec: np.ndarray, dim: int) -> str:
@@ -37,19 +37,16 @@ def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
     if not db.has_vss:
         raise MemstoreError("the DuckDB VSS extension is not available",
                             hint="pip install duckdb-extension-vss matching your duckdb version")
-    db.con.execute("SET hnsw_enable_experimental_persistence = true")
-    # ef_search 1000: on 100k uniform-random 384-d vectors (HNSW's worst case) recall@10 went
-    # .19 -> .63 for ~same latency (bench/search_latency.py); real embeddings cluster and do better
-    db.con.execute("SET hnsw_ef_search = 1000")
+    db.run("queries/admin/hnsw_settings")      # persist the index; ef_search 1000 (see the file)
     exists = db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME])
     if exists and not force:
         return False
     with db.write_lock:
         t0 = time.perf_counter()
         if exists:
-            db.con.execute(f"DROP INDEX {INDEX_NAME}")
-        db.con.execute(f"CREATE INDEX {INDEX_NAME} ON memories USING HNSW (embedding) WITH (metric = 'cosine')")
-        db.con.execute("CHECKPOINT")
+            db.run("queries/admin/drop_hnsw_index")
+        db.run("queries/admin/create_hnsw_index")
+        db.run("queries/admin/checkpoint")
         log.info("built HNSW index in %.1f s", time.perf_counter() - t0)
     return True
 
@@ -57,8 +54,12 @@ def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
 def run_search_all(rt: Any, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False, show_expired: bool = False,
                    overfetch: int = 10) -> dict[str, Any]:
+    from memstore.retrieval.search import check_limit, check_query
+
+    check_query(query)
+    top_k = check_limit(top_k, "top_k")
     db = rt.db
-    cond, params, _ = compile_filters(where or {}, require_scope=False)
+    cond, params, _ = compile_filters(check_filters(where, "where"), require_scope=False)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired)
     import datetime as dt
 

@@ -228,12 +228,25 @@ class Database:
         return stored_dim
 
     def meta(self, key: str) -> str | None:
-        row = self.con.execute("SELECT value FROM store_meta WHERE key = ?", [key]).fetchone()
+        row = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchone()
         return row[0] if row else None
 
     # -- statements -----------------------------------------------------------------------------
-    def run(self, name: str, params: Any = None, *, sql: str | None = None) -> duckdb.DuckDBPyConnection:
-        """Execute the named SQL file (or `sql`) with parameters; errors carry name, SQL and params."""
+    def run(self, name: str, params: Any = None, *, sql: str | None = None,
+            writes: bool = False) -> duckdb.DuckDBPyConnection:
+        """Execute the named SQL file (or `sql`) with parameters; errors carry name, SQL and params.
+
+        A statement that changes rows says so with `writes=True` unless it runs inside
+        `transaction()` (whose COMMIT keeps the scope cache right): an autocommitted write drops the
+        cache. Reads never touch it.
+
+        >>> db = Database(":memory:", dim=4, embedder="test")
+        >>> before = db.scope_cache.stats["invalidations"]
+        >>> _ = db.run("doc:read", sql="DELETE FROM memories WHERE false")      # says nothing: no drop
+        >>> _ = db.run("doc:write", sql="DELETE FROM memories WHERE false", writes=True)
+        >>> db.scope_cache.stats["invalidations"] - before
+        1
+        """
         text = sql if sql is not None else load_sql(name)
         start = time.perf_counter()
         try:
@@ -243,7 +256,7 @@ class Database:
             raise QueryError(name, text, params, exc) from exc
         if self.trace is not None:
             self.trace(name, text, params, time.perf_counter() - start)
-        if not self.in_transaction and not _is_read(name, text):
+        if writes and not self.in_transaction:
             self.scope_cache.invalidate()     # an autocommitted write the caches did not see
         return cur
 
@@ -276,11 +289,14 @@ class Database:
         try:
             cols = ", ".join(f'"{c}"' for c in data.column_names)
             sql = f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM "{view}"'
+            start = time.perf_counter()
             try:
                 con.execute(sql)
             except duckdb.Error as exc:
                 self._raise_if_fatal(exc)
                 raise QueryError(f"write:{table}", sql, None, exc) from exc
+            if self.trace is not None:
+                self.trace(f"write:{table}", sql, None, time.perf_counter() - start)
         finally:
             con.unregister(view)
             if not self.in_transaction:
@@ -314,11 +330,14 @@ class Database:
         else:
             sql = head
             params = [data.column(c).to_pylist() for c in cols]
+        start = time.perf_counter()
         try:
             self.con.execute(sql, params)
         except duckdb.Error as exc:
             self._raise_if_fatal(exc)
             raise QueryError(f"write:{table}", sql, None, exc) from exc
+        if self.trace is not None:
+            self.trace(f"write:{table}", sql, None, time.perf_counter() - start)
         if not self.in_transaction:
             self.scope_cache.invalidate()
 
@@ -330,12 +349,55 @@ class Database:
         self.run("queries/insert_entities", {
             "ids": ents.column("id").to_pylist(), "names": ents.column("name").to_pylist(),
             "norms": ents.column("norm").to_pylist(), "labels": ents.column("label").to_pylist(),
-            "created_at": ents.column("created_at")[0].as_py()})
+            "created_at": ents.column("created_at")[0].as_py()}, writes=True)
 
     def prune_messages(self, scope_key: str, ids: list[str]) -> None:
         """Delete these messages of the scope (add()'s pruning beyond `messages_kept`)."""
         if ids:
-            self.run("queries/prune_messages_by_id", {"scope_key": scope_key, "ids": list(ids)})
+            self.run("queries/prune_messages_by_id", {"scope_key": scope_key, "ids": list(ids)}, writes=True)
+
+    def run_instance(self, name: str, sql: str) -> list[tuple]:
+        """Run an instance-wide statement (SET, ATTACH, COPY FROM DATABASE, DETACH, CHECKPOINT of
+        an attached file) on the connection itself rather than this thread's cursor, with the same
+        naming, tracing and errors as `run`. Build `sql` with the quoting helpers, never by pasting.
+
+        >>> Database(":memory:", dim=4, embedder="test").run_instance("doc:db", "SELECT current_database()")
+        [('memory',)]
+        """
+        start = time.perf_counter()
+        try:
+            rows = self._con.execute(sql).fetchall()
+        except duckdb.Error as exc:
+            self._raise_if_fatal(exc)
+            raise QueryError(name, sql, None, exc) from exc
+        if self.trace is not None:
+            self.trace(name, sql, None, time.perf_counter() - start)
+        return rows
+
+    @contextlib.contextmanager
+    def snapshot(self, step: str = "snapshot") -> Iterator[None]:
+        """One read snapshot for several statements (an export reads every table as of one moment):
+        BEGIN … COMMIT on this thread's cursor, ROLLBACK on error. Not for writes: use
+        `transaction()`.
+
+        >>> db = Database(":memory:", dim=4, embedder="test")
+        >>> with db.snapshot("doc"):
+        ...     db.scalar("SELECT count(*) FROM memories")
+        0
+        """
+        self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.run(f"{step}:rollback", sql="ROLLBACK")
+            raise
+        self.run(f"{step}:commit", sql="COMMIT")
+
+    def scratch(self, name: str = "scratch", *, config: dict[str, str] | None = None) -> Scratch:
+        """A private in-memory DuckDB (no store tables) whose statements are traced with this
+        store's tracer: erasure filters Parquet exports in one, `m.sql()` runs in a locked one."""
+        return Scratch(name, config=config, trace=self.trace)
 
     def column_types(self, table: str) -> dict[str, str]:
         """{column: DuckDB type} of a table (cached; the schema only changes by migration)."""
@@ -404,6 +466,55 @@ class Database:
                 self._local.cache_follows = False
 
 
+class Scratch:
+    """An in-memory DuckDB for work that must not run on the store (Parquet files, an analyst's
+    query): the same `run` / `rows` / `scalar` / `register` door as `Database`. Close it after use.
+
+    >>> with Scratch("doc") as s:
+    ...     s.register("t", pa.table({"x": [1, 2]}))
+    ...     s.scalar("SELECT sum(x) FROM t")
+    3
+    """
+
+    def __init__(self, name: str = "scratch", *, config: dict[str, str] | None = None,
+                 trace: Callable[[str, str, Any, float], None] | None = None) -> None:
+        self.name, self.trace = name, trace
+        self._con = duckdb.connect(":memory:", config=config or {})
+
+    def run(self, name: str, params: Any = None, *, sql: str) -> duckdb.DuckDBPyConnection:
+        """Execute `sql`; a failure raises QueryError naming the statement (its `cause` is DuckDB's)."""
+        start = time.perf_counter()
+        try:
+            cur = self._con.execute(sql, params) if params is not None else self._con.execute(sql)
+        except duckdb.Error as exc:
+            raise QueryError(f"{self.name}:{name}", sql, params, exc) from exc
+        if self.trace is not None:
+            self.trace(f"{self.name}:{name}", sql, params, time.perf_counter() - start)
+        return cur
+
+    def rows(self, name: str, params: Any = None, *, sql: str) -> list[tuple]:
+        return self.run(name, params, sql=sql).fetchall()
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        row = self.run("scalar", params, sql=sql).fetchone()
+        return row[0] if row else None
+
+    def register(self, name: str, data: pa.Table) -> None:
+        """Make an Arrow table visible to SQL as `name` (replacing one of that name)."""
+        with contextlib.suppress(duckdb.Error):
+            self._con.unregister(name)
+        self._con.register(name, data)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     """duckdb.connect, with a lock held by another process turned into one clear sentence."""
     try:
@@ -424,23 +535,6 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
             hint=f"close it there, or run `memstore serve --store {path}` and connect everything to it "
                  f"(Memory(path), the CLI and the dashboard then become its clients)",
             path=path, holder=holder) from None
-
-
-_READ_WORDS = ("SELECT", "WITH", "DESCRIBE", "SHOW", "EXPLAIN", "PRAGMA", "SET", "FROM", "SUMMARIZE", "VALUES")
-_READ_CACHE: dict[str, bool] = {}
-
-
-def _is_read(name: str, text: str) -> bool:
-    """Does this statement only read? (first keyword after comments; cached per named file)"""
-    known = _READ_CACHE.get(name)
-    if known is not None:
-        return known
-    lines = (ln.strip() for ln in text.splitlines())
-    first = next((ln for ln in lines if ln and not ln.startswith("--")), "")
-    read = first.split(None, 1)[0].upper().lstrip("(") in _READ_WORDS if first else True
-    if name.startswith("queries/") or name.startswith("views/"):
-        _READ_CACHE[name] = read
-    return read
 
 
 def _param_column(col: pa.ChunkedArray, sql_type: str) -> list:

@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Any
 
+from memstore.analysis.quoting import sql_ident
+
 log = logging.getLogger("memstore.optimize")
 CHECK_EVERY_S = 60.0
 
@@ -40,18 +42,20 @@ def optimize_store(db: Any) -> dict[str, Any]:
     with db.write_lock:
         had_hnsw = bool(db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME]))
         if had_hnsw:
-            db.con.execute(f"DROP INDEX {INDEX_NAME}")
+            db.run("queries/admin/drop_hnsw_index")
         try:
-            with db.transaction("optimize") as con:
+            with db.transaction("optimize"):
                 for table in CLUSTERED_TABLES:
                     db.checkpoint(f"write:optimize:{table}")
-                    con.execute(f'CREATE TEMP TABLE "_sorted_{table}" AS SELECT * FROM "{table}" ORDER BY {ORDER}')
-                    con.execute(f'DELETE FROM "{table}"')
-                    con.execute(f'INSERT INTO "{table}" SELECT * FROM "_sorted_{table}"')
-                    con.execute(f'DROP TABLE "_sorted_{table}"')
-                    out[table] = db.scalar(f'SELECT count(*) FROM "{table}"')
+                    name, tmp = sql_ident(table), sql_ident(f"_sorted_{table}")
+                    db.run(f"optimize:sort:{table}",
+                           sql=f"CREATE TEMP TABLE {tmp} AS SELECT * FROM {name} ORDER BY {ORDER}")
+                    db.run(f"optimize:clear:{table}", sql=f"DELETE FROM {name}")
+                    db.run(f"optimize:refill:{table}", sql=f"INSERT INTO {name} SELECT * FROM {tmp}")
+                    db.run(f"optimize:drop:{table}", sql=f"DROP TABLE {tmp}")
+                    out[table] = db.scalar(f"SELECT count(*) FROM {name}")
                 db.run("queries/set_clustered_rows", {"rows": out["memories"]})
-            db.con.execute("CHECKPOINT")
+            db.run("queries/admin/checkpoint")
         finally:        # the index comes back whether the rewrite committed or rolled back
             if had_hnsw:
                 ensure_hnsw(db)

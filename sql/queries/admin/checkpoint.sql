@@ -1,0 +1,2 @@
+-- Write the WAL into the store file (after an index build or a re-cluster).
+CHECKPOINT;
