@@ -92,7 +92,7 @@ def test_concurrent_adds_are_committed_in_groups(m):
     assert_store_healthy(m)
 
 
-POINTS = ("write:entities", "write:memories", "write:entity_postings", "write:keyword_postings", "write:history",
+POINTS = ("write:insert_entities", "write:memories", "write:entity_postings", "write:keyword_postings", "write:history",
           "write:messages", "write:extraction_runs", "commit")
 
 

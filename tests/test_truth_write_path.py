@@ -29,7 +29,7 @@ def current(m: Memory, user: str, **kw) -> set[str]:
 
 def test_supersession_rolls_back_with_the_add(m):
     m.add("I live in Boston", user_id="una", timestamp="2023-01-01")
-    m.db.faults.add("write:supersede")
+    m.db.faults.add("write:supersede_memories")
     try:
         with pytest.raises(StoreWriteError):
             m.add("I moved to Seattle", user_id="una", timestamp="2023-05-01")

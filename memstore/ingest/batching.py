@@ -1,15 +1,11 @@
 """Helpers of the ingest runner that need no store: the cut of a conversation into extraction
-batches, the text a batch probes related memories with, a cache of bulk-parsed spaCy docs, and the
-cut of batches into rounds that can be written as one."""
+batches, the text a batch probes related memories with, and a cache of bulk-parsed spaCy docs."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-import numpy as np
-
-from memstore.pipeline.types import AddState, Fact, Message
-from memstore.truth.slots import detect_slot
+from memstore.pipeline.types import Message
 
 
 def split_batches(n: int, size: int) -> list[range]:
@@ -98,66 +94,3 @@ class DocCache:
     @property
     def pipe_names(self) -> list[str]:
         return list(getattr(self._nlp, "pipe_names", ()))
-
-
-def split_rounds(states: list[AddState], similarity: float) -> list[list[AddState]]:
-    """Cut consecutive batches into rounds that can be written as one with the same outcome as
-    writing them one after the other (as separate add() calls would). A round ends before a batch
-    that
-    - restates a fact of an earlier batch of the round (same hash, or cosine >= `similarity`),
-    - states a fact on a subject + slot (lives_in, works_at, ...) that an earlier batch of the round
-      also states: written together, the later one would be checked for duplicates before the
-      earlier one superseded anything ("moved back to Boston" would be lost),
-    and a round ends after a batch whose facts supersede stored memories by id (the LLM's own
-    `supersedes`), so later batches see those memories as replaced.
-
-    >>> vec = {"x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1], "q": [0.6, 0, 0.8]}
-    >>> def st(*texts):
-    ...     s = AddState(scope=None, messages=[], metadata={}, infer=True)
-    ...     s.facts = [Fact(t, hash=t, embedding=np.array(vec[t], dtype=float)) for t in texts]
-    ...     return s
-    >>> [len(r) for r in split_rounds([st("x"), st(), st("y"), st("x", "z"), st("q")], 0.97)]
-    [3, 2]
-    >>> def said(*texts):
-    ...     s = AddState(scope=None, messages=[], metadata={}, infer=True)
-    ...     s.facts = [Fact(t, attributed_to="Kim", hash=t, embedding=np.eye(3)[n]) for n, t in enumerate(texts)]
-    ...     return s
-    >>> [len(r) for r in split_rounds([said("Kim lives in Boston"), said("Kim lives in Denver")], 0.97)]
-    [1, 1]
-    """
-    rounds: list[list[AddState]] = []
-    current: list[AddState] = []
-    hashes: set[str] = set()
-    slots: set[str] = set()
-    vecs: list[np.ndarray] = []
-    barrier = False
-    for st in states:
-        keys = {k for k in (_slot_key(f) for f in st.facts) if k}
-        if current and st.facts:
-            clash = barrier or any(f.hash in hashes for f in st.facts) or bool(keys & slots)
-            if not clash and vecs and similarity < 1.0:
-                new = _unit([f.embedding for f in st.facts if f.embedding is not None])
-                clash = bool(len(new)) and float((new @ np.asarray(vecs).T).max()) >= similarity
-            if clash:
-                rounds.append(current)
-                current, hashes, slots, vecs = [], set(), set(), []
-        current.append(st)
-        hashes.update(f.hash for f in st.facts if f.hash)
-        slots |= keys
-        vecs.extend(_unit([f.embedding for f in st.facts if f.embedding is not None]))
-        barrier = any(f.supersedes for f in st.facts)
-    if current:
-        rounds.append(current)
-    return rounds
-
-
-def _slot_key(f: Fact) -> str | None:
-    m = detect_slot(f.text, speaker=f.attributed_to)
-    return f"{m.subject}|{m.slot}" if m is not None else None
-
-
-def _unit(vectors: list[Any]) -> np.ndarray:
-    if not vectors:
-        return np.zeros((0, 0), dtype=np.float32)
-    emb = np.asarray(vectors, dtype=np.float32)
-    return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)

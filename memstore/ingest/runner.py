@@ -13,12 +13,12 @@ Stages (each timed in the report):
    many batches at once before they are submitted (`_attach_context`). The offline extractor runs
    in the calling thread, its clauses parsed by spaCy in bulk (spaCy is CPU-bound).
 3. **analyze / embed** — spaCy analysis and ONE embedding call over the facts of many conversations.
-4. **write** — whole conversations, up to `commit_messages` messages at a time, in ONE transaction:
-   messages, memories, postings, links, history, extraction runs and the `ingest_log` rows
-   together. A killed process leaves each conversation either fully stored or not at all;
-   re-running skips what is stored and does the rest. Inside the transaction the add() write steps
-   run once per round of batches (see `split_rounds`), not once per batch: a statement costs
-   milliseconds, so this is what makes the write fast. If a group fails to write, its
+4. **write** — whole conversations, up to `commit_messages` messages at a time, in ONE write unit of
+   the batched writer (memstore/write/writer.py): each batch goes through the same commit steps as
+   an add() (`memstore.pipeline.add.commit`), and every table's rows of the unit are written as
+   one Arrow batch: messages, memories, postings, links, history, extraction runs and the
+   `ingest_log` rows together. A killed process leaves each conversation either fully stored or
+   not at all; re-running skips what is stored and does the rest. If a unit fails to write, its
    conversations are retried one by one so one bad conversation cannot hold back the others.
 
 Every ingested message is kept (memories cite them: `memories.source_message_ids`); config
@@ -33,13 +33,10 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import copy
 import dataclasses
 import datetime as dt
-import json
 import os
 import pickle
-import random
 import tempfile
 import time
 import uuid
@@ -54,7 +51,6 @@ import pyarrow as pa
 from memstore.errors import LLMError, MemstoreError, MissingFileError
 from memstore.identity import Scope
 from memstore.ids import new_id
-from memstore.ingest.deferred import DeferredInserts
 from memstore.ingest.detect import detect_format
 from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.options import IngestOptions
@@ -65,19 +61,15 @@ from memstore.ingest.types import (
     SourceConversation,
     SourceFormatError,
 )
-from memstore.pipeline.add import PREPARE_STEPS, WRITE_STEPS
-from memstore.pipeline.analyze_facts import analyze_facts
-from memstore.pipeline.commit_rows import commit_rows
-from memstore.pipeline.embed_facts import embed_facts
-from memstore.pipeline.extract_facts import extract_facts
-from memstore.pipeline.gather_context import gather_context
-from memstore.pipeline.types import AddState, ContextMemory, Extraction
+from memstore.pipeline.add import analyze_and_embed, commit, prepare
+from memstore.pipeline.types import AddState, ContextMemory
 from memstore.providers.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered, vectors_table
-from memstore.ingest.batching import DocCache, context_probe, split_batches, split_rounds
+from memstore.ingest.batching import DocCache, context_probe, split_batches
+from memstore.write.rows import failed_run_params, ingest_log_rows
+from memstore.write.writer import BatchedWriter
 
 _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
-_MERGED_STEPS = (analyze_facts, embed_facts)       # run once over many batches' facts
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
 _PROBE_CHARS = 600                                 # text per batch that finds its related memories
 
@@ -373,6 +365,7 @@ class _Ingest:
             st = AddState(scope=self.scope, messages=msgs, metadata=meta, infer=True,
                           timestamp=next((m.created_at for m in reversed(msgs) if m.created_at), None))
             st.now = self.now
+            st.extraction_run_id = new_id()        # ingest_log rows name it before the write
             st.context_messages = conv.messages[max(0, first - self.n_context):first] if self.n_context else []
             states.append(st)
         return _Job(conv=conv, keys=keys, states=states)
@@ -389,21 +382,11 @@ class _Ingest:
         return fut
 
     def _prepare(self, state: AddState) -> AddState:
-        """The per-batch steps up to and including extraction; retryable LLM errors are retried
-        with exponential backoff (on top of the client's own retries)."""
-        context = list(state.context_messages)
-        for step in PREPARE_STEPS[:PREPARE_STEPS.index(extract_facts)]:
-            if step is not gather_context:     # context is attached in bulk (_attach_context)
-                state = step(state, self.rt)
-        state.context_messages = context
-        for attempt in range(self.opt.retries + 1):
-            try:
-                return extract_facts(state, self.rt)
-            except LLMError as exc:
-                if not exc.retryable or attempt == self.opt.retries:
-                    raise
-                time.sleep(self.opt.backoff_s * (2 ** attempt) * (0.5 + random.random()))
-        raise AssertionError("unreachable")
+        """The add() steps up to and including extraction (context is attached in bulk:
+        _attach_context); retryable LLM errors are retried with exponential backoff (on top of the
+        client's own retries). A failed call is recorded per conversation (_fail)."""
+        return prepare(state, self.rt, context=False, models=False, retries=self.opt.retries,
+                       backoff_s=self.opt.backoff_s, record_failure=False)
 
     def _write_group(self, group: list[_Job]) -> None:
         ok: list[_Job] = []
@@ -414,35 +397,18 @@ class _Ingest:
             else:
                 job.states = [f.result() for f in job.futures]
                 ok.append(job)
+        ok = self._analyze_embed(ok)
         if not ok:
             return
-        self._analyze_embed(ok)
+        for job in ok:
+            job.states[-1].extra_rows = {"ingest_log": self._log(job)}
         with self._timed("write"):
-            outcomes = self._write_or_isolate(ok)
-        for outcome in outcomes:
-            self._account(outcome)
-
-    def _write_or_isolate(self, ok: list[_Job]) -> list[dict[str, Any]]:
-        """One transaction for the group; if it fails, one per conversation, recording the ones
-        that still fail (their facts are restored from a snapshot before each retry)."""
-        snapshot = [[copy.deepcopy(st.facts) for st in job.states] for job in ok] if len(ok) > 1 else []
-        try:
-            with self.db.transaction("ingest"):
-                return [self._write_jobs(ok)]
-        except MemstoreError as exc:   # StoreWriteError: the transaction was rolled back
-            if len(ok) == 1:
-                self._fail(ok[0], exc, extraction=False)
-                return []
-        outcomes = []
-        for job, facts in zip(ok, snapshot):
-            for st, fs in zip(job.states, facts):
-                st.facts, st.results, st.tables, st.extraction_run_id = fs, [], {}, None
-            try:
-                with self.db.transaction("ingest"):
-                    outcomes.append(self._write_jobs([job]))
-            except MemstoreError as exc:
-                self._fail(job, exc, extraction=False)
-        return outcomes
+            outcomes = commit([job.states for job in ok], self.rt, BatchedWriter(self.db), step="ingest")
+        for job, out in zip(ok, outcomes):
+            if isinstance(out, BaseException):
+                self._fail(job, out, extraction=False)
+            else:
+                self._account(job)
 
     @contextlib.contextmanager
     def _timed(self, stage: str) -> Iterator[None]:
@@ -456,113 +422,36 @@ class _Ingest:
             self.report.stages_s[stage] += time.perf_counter() - t
             self.report.stages_cpu_s[stage] += time.process_time() - c
 
-    def _analyze_embed(self, jobs: list[_Job]) -> None:
-        merged = AddState(scope=self.scope, messages=[], metadata={}, infer=True)
-        merged.facts = [f for job in jobs for st in job.states for f in st.facts]
-        for step in PREPARE_STEPS[PREPARE_STEPS.index(extract_facts) + 1:]:
-            name = {"analyze_facts": "analyze", "embed_facts": "embed"}.get(step.__name__, step.__name__)
-            with self._timed(name):
-                if step in _MERGED_STEPS:
-                    step(merged, self.rt)
-                else:           # a step added later that works per batch
-                    for job in jobs:
-                        job.states = [step(st, self.rt) for st in job.states]
-
-    def _write_jobs(self, jobs: list[_Job]) -> dict[str, Any]:
-        """Write whole conversations (inside the caller's transaction) through the add() write steps,
-        run once per round of batches (see split_rounds) rather than once per batch: a write costs
-        a few statements, not a few per batch. Each batch keeps its own extraction_runs row, and its
-        memories point at it."""
-        states = [st for job in jobs for st in job.states]
-        added = deduplicated = superseded = 0
-        writer = DeferredInserts(self.db)
-        rt = dataclasses.replace(self.rt, db=writer)
-        for batch in split_rounds(states, self.rt.config.dedupe_similarity):
-            merged = self._write_round(batch, rt)
-            added += sum(f.outcome == "added" for f in merged.facts)
-            deduplicated += sum(f.outcome.startswith("duplicate") for f in merged.facts)
-            superseded += sum(r.get("event") == "SUPERSEDE" for r in merged.results)
-        self._log(jobs, writer)
-        writer.flush()
-        return {"conversations": len(jobs), "messages": sum(job.n_new for job in jobs),
-                "runs": [st.extraction.status for st in states], "added": added,
-                "deduplicated": deduplicated, "superseded": superseded}
-
-    def _write_round(self, states: list[AddState], rt: Any) -> AddState:
-        merged = AddState(scope=self.scope, messages=[m for st in states for m in st.messages],
-                          metadata=dict(self.opt.metadata or {}), infer=True)
-        merged.now = self.now
-        merged.facts = [f for st in states for f in st.facts]
-        first = states[0].extraction
-        merged.extraction = Extraction(status="ok" if merged.facts else "empty", facts=merged.facts,
-                                       extractor=first.extractor, model=first.model,
-                                       prompt_version=first.prompt_version)
-        for step in WRITE_STEPS:
-            if step is commit_rows:
-                self._split_runs(merged, states)
-            merged = step(merged, rt)
-        return merged
-
-    def _split_runs(self, merged: AddState, states: list[AddState]) -> None:
-        """Replace the merged state's one extraction_runs row by one row per batch (the same columns
-        build_rows writes) and point each memory at its batch's run."""
-        sc = self.scope
-        rows = []
-        run_of: dict[str, str] = {}
-        for st in states:
-            st.extraction_run_id = run_id = new_id()
-            ex = st.extraction
-            added = [f for f in st.facts if f.outcome == "added"]
-            n_linked = sum(len([d for d in dict.fromkeys(f.linked_ids) if d not in f.supersedes])
-                           + len(dict.fromkeys(f.supersedes)) for f in added)
-            rows.append({
-                "id": run_id, "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
-                "run_id": sc.run_id, "extractor": ex.extractor, "model": ex.model,
-                "prompt_version": ex.prompt_version, "input_message_ids": [m.id for m in st.messages],
-                "status": ex.status, "n_facts": len(st.facts), "n_added": len(added),
-                "n_deduplicated": sum(f.outcome.startswith("duplicate") for f in st.facts), "n_linked": n_linked,
-                "facts": json.dumps([{"text": f.text, "hash": f.hash, "outcome": f.outcome,
-                                      "n_linked": len(f.linked_ids), "n_supersedes": len(f.supersedes),
-                                      "attributed_to": f.attributed_to} for f in st.facts], ensure_ascii=False),
-                "error": ex.error, "latency_ms": float(ex.latency_ms), "created_at": self.now,
-                "raw_answer": ex.raw if ex.status == "malformed" else None})
-            run_of.update((f.id, run_id) for f in added)
-        like = merged.tables["extraction_runs"]
-        merged.tables["extraction_runs"] = pa.Table.from_pylist(rows).select(like.column_names).cast(like.schema)
-        mem = merged.tables["memories"]
-        col = mem.column_names.index("extraction_run_id")
-        merged.tables["memories"] = mem.set_column(col, "extraction_run_id", pa.array(
-            [run_of[i] for i in mem.column("id").to_pylist()], pa.string()))
-
-    def _log(self, jobs: list[_Job], writer: DeferredInserts) -> None:
-        """ingest_log rows: each stored source message, its messages.id and its extraction run."""
-        sc = self.scope
-        cols: dict[str, list] = {k: [] for k in ("source_format", "conversation_id", "message_key", "message_id",
-                                                 "extraction_run_id", "source_file")}
+    def _analyze_embed(self, jobs: list[_Job]) -> list[_Job]:
+        """spaCy and the embedder once over the facts of many conversations; a conversation whose
+        facts fail alone is recorded as failed. Returns the conversations ready to write."""
+        outcome = iter(analyze_and_embed([st for job in jobs for st in job.states], self.rt, timed=self._timed))
+        ready = []
         for job in jobs:
-            keys = iter(job.keys)
-            for st in job.states:
-                for m in st.messages:
-                    cols["source_format"].append(job.conv.format)
-                    cols["conversation_id"].append(job.conv.id)
-                    cols["message_key"].append(next(keys))
-                    cols["message_id"].append(m.id)
-                    cols["extraction_run_id"].append(st.extraction_run_id)
-                    cols["source_file"].append(job.conv.file)
-        n = len(cols["message_id"])
-        writer.insert_arrow("ingest_log", pa.table({
-            "scope_key": [sc.key] * n, "user_id": pa.array([sc.user_id] * n, pa.string()),
-            "agent_id": pa.array([sc.agent_id] * n, pa.string()), "run_id": pa.array([sc.run_id] * n, pa.string()),
-            **cols, "ingest_id": [self.id] * n, "ingested_at": pa.array([self.now] * n, pa.timestamp("us"))}))
+            errors = [out for out in (next(outcome) for _ in job.states) if isinstance(out, BaseException)]
+            if errors:
+                self._fail(job, errors[0], extraction=False)
+            else:
+                ready.append(job)
+        return ready
 
-    def _account(self, outcome: dict[str, Any]) -> None:
+    def _log(self, job: _Job) -> Any:
+        """ingest_log rows of a conversation: each stored source message, its messages.id and its
+        extraction run."""
+        keys = iter(job.keys)
+        return ingest_log_rows(self.scope, [
+            (job.conv.format, job.conv.id, next(keys), m.id, st.extraction_run_id, job.conv.file)
+            for st in job.states for m in st.messages], ingest_id=self.id, now=self.now)
+
+    def _account(self, job: _Job) -> None:
         r = self.report
-        r.conversations["ingested"] += outcome["conversations"]
-        r.messages["stored"] += outcome["messages"]
-        for status in outcome["runs"]:
-            r.extraction_runs[status] += 1
-        for k in ("added", "deduplicated", "superseded"):
-            r.memories[k] += outcome[k]
+        r.conversations["ingested"] += 1
+        r.messages["stored"] += job.n_new
+        for st in job.states:
+            r.extraction_runs[st.extraction.status] += 1
+            r.memories["added"] += sum(f.outcome == "added" for f in st.facts)
+            r.memories["deduplicated"] += sum(f.outcome.startswith("duplicate") for f in st.facts)
+            r.memories["superseded"] += sum(res.get("event") == "SUPERSEDE" for res in st.results)
 
     def _fail(self, job: _Job, exc: BaseException, *, extraction: bool) -> None:
         """Record a conversation that could not be stored; a re-run tries it again."""
@@ -574,15 +463,13 @@ class _Ingest:
                        conversation=job.conv.id, severity="failed"))
         if extraction and isinstance(exc, LLMError):
             r.extraction_runs["llm_error"] += 1
-            sc, cfg = self.scope, self.rt.config.llm
             try:
                 with self.db.transaction("record_failed_run"):
-                    self.db.run("queries/insert_failed_run", {
-                        "id": new_id(), "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
-                        "run_id": sc.run_id, "extractor": "llm", "model": cfg.model,
-                        "prompt_version": getattr(self.rt.extractor, "prompt_version", None),
-                        "input_message_ids": [m.id for st in job.states for m in st.messages],
-                        "error": str(exc)[:2000], "latency_ms": None, "created_at": self.now})
+                    self.db.run("queries/insert_failed_run", failed_run_params(
+                        self.scope, model=self.rt.config.llm.model,
+                        prompt_version=getattr(self.rt.extractor, "prompt_version", None),
+                        message_ids=[m.id for st in job.states for m in st.messages], error=exc, now=self.now),
+                        writes=True)
             except MemstoreError:
                 pass
 

@@ -30,10 +30,11 @@ import numpy as np
 
 from memstore.errors import IdentityError, MemstoreError
 from memstore.identity import RESERVED_METADATA_KEYS, Scope
-from memstore.ids import content_hash, new_id
-from memstore.pipeline.build_rows import build_rows
+from memstore.ids import content_hash
 from memstore.pipeline.commit_rows import commit_rows
-from memstore.truth.supersede_by_slot import attach_slots
+from memstore.write.history import HistoryEvent, history_table, keeps_history
+from memstore.write.rows import add_tables
+from memstore.write.writer import BatchedWriter
 from memstore.pipeline.types import AddState, Extraction, Fact
 from memstore.truth.slots import detect_slot
 from memstore.timeutil import TimeParseError, parse_time
@@ -289,13 +290,13 @@ def _write_chunk(rt: Any, chunk: list[_Planned], hist: dict[str, list[dict[str, 
                 states.append((_state(scope, facts, now), {i: todo[i] for i in idx}))
         if not states:
             return written
-        with db.transaction("import_mem0"):
+        writer = BatchedWriter(db)
+        with writer.unit("import_mem0"):
             for state, planned in states:
                 by_id = {p.id: p for p in planned.values()}
-                state = build_rows(state, rt)
-                state = attach_slots(state, rt)
+                state.tables = add_tables(state, rt.config.history, db.dim)
                 _patch_tables(state, by_id, hist, rt, report)
-                commit_rows(state, rt)
+                commit_rows(state, rt, writer)
                 written |= set(by_id) & {f.id for f in state.facts}
     report.imported += len(written)
     return written
@@ -347,37 +348,27 @@ def _patch_tables(state: AddState, by_id: dict[str, _Planned], hist: dict[str, l
     put("updated_at", [p.updated_at for p in planned], pa.timestamp("us"))
     put("actor_id", [p.actor_id for p in planned], pa.string())
     state.tables["memories"] = mem
-    mode = rt.config.history
     sc = state.scope
-    rows = []
-    if mode != "off":
-        text = mode == "full"
-        for p in planned:
-            events = hist.get(p.id, [])
-            if not any(str(e.get("event") or "").upper() == "ADD" for e in events):
-                events = [{"event": "ADD", "old_memory": None, "new_memory": p.text, "created_at": p.created_at,
-                           "actor_id": p.actor_id, "role": p.role}] + events
-            for e in events:
-                try:
-                    when = parse_time(e["created_at"], "history created_at") if e.get("created_at") else p.created_at
-                except TimeParseError:
-                    when = p.created_at
-                    report.warnings["unreadable history created_at (memory's created_at used)"] += 1
-                rows.append({"id": new_id(), "memory_id": p.id, "event": str(e.get("event") or "UPDATE").upper(),
-                             "old_memory": e.get("old_memory") if text else None,
-                             "new_memory": e.get("new_memory") if text else None,
-                             "actor_id": e.get("actor_id"), "role": e.get("role") or "user", "created_at": when})
+    events: list[HistoryEvent] = []
+    for p in planned:
+        given = hist.get(p.id, [])
+        if not any(str(e.get("event") or "").upper() == "ADD" for e in given):
+            given = [{"event": "ADD", "old_memory": None, "new_memory": p.text, "created_at": p.created_at,
+                      "actor_id": p.actor_id, "role": p.role}] + given
+        for e in given:
+            try:
+                when = parse_time(e["created_at"], "history created_at") if e.get("created_at") else p.created_at
+            except TimeParseError:
+                when = p.created_at
+                report.warnings["unreadable history created_at (memory's created_at used)"] += 1
+            events.append(HistoryEvent(p.id, str(e.get("event") or "UPDATE").upper(), e.get("old_memory"),
+                                       e.get("new_memory"), scope_key=sc.key, user_id=sc.user_id,
+                                       agent_id=sc.agent_id, run_id=sc.run_id, actor_id=e.get("actor_id"),
+                                       created_at=when, role=e.get("role") or "user"))
+        if keeps_history(rt.config.history):
             report.history_imported += len(hist.get(p.id, []))
-    cols = {k: [r[k] for r in rows] for k in ("id", "memory_id", "event", "old_memory", "new_memory", "actor_id",
-                                                "role", "created_at")}
-    n = len(rows)
-    state.tables["history"] = pa.table({
-        "id": pa.array(cols["id"], pa.string()), "memory_id": pa.array(cols["memory_id"], pa.string()),
-        "event": pa.array(cols["event"], pa.string()), "old_memory": pa.array(cols["old_memory"], pa.string()),
-        "new_memory": pa.array(cols["new_memory"], pa.string()), "actor_id": pa.array(cols["actor_id"], pa.string()),
-        "role": pa.array(cols["role"], pa.string()), "created_at": pa.array(cols["created_at"], pa.timestamp("us")),
-        "scope_key": pa.array([sc.key] * n, pa.string()), "user_id": pa.array([sc.user_id] * n, pa.string()),
-        "agent_id": pa.array([sc.agent_id] * n, pa.string()), "run_id": pa.array([sc.run_id] * n, pa.string())})
+    table = history_table(rt.config.history, events)
+    state.tables["history"] = table if table is not None else state.tables["history"].slice(0, 0)
 
 
 def _utcnow() -> dt.datetime:

@@ -92,8 +92,9 @@ class AddState:
     context_messages: list[Message] = field(default_factory=list)
     context_memories: list[ContextMemory] = field(default_factory=list)
     extraction: Extraction | None = None
-    extraction_run_id: str | None = None      # extraction run id
+    extraction_run_id: str | None = None      # the id of this add's extraction_runs row
     facts: list[Fact] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert
+    extra_rows: dict[str, Any] = field(default_factory=dict)  # more rows committed with this add (ingest_log)
     results: list[dict[str, Any]] = field(default_factory=list)

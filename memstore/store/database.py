@@ -248,6 +248,8 @@ class Database:
         1
         """
         text = sql if sql is not None else load_sql(name)
+        if writes:      # a named fault point per write statement (tests inject faults here)
+            self.checkpoint(f"write:{name.rsplit('/', 1)[-1]}")
         start = time.perf_counter()
         try:
             cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
@@ -260,8 +262,8 @@ class Database:
             self.scope_cache.invalidate()     # an autocommitted write the caches did not see
         return cur
 
-    def rows(self, name: str, params: Any = None, *, sql: str | None = None) -> list[tuple]:
-        return self.run(name, params, sql=sql).fetchall()
+    def rows(self, name: str, params: Any = None, *, sql: str | None = None, writes: bool = False) -> list[tuple]:
+        return self.run(name, params, sql=sql, writes=writes).fetchall()
 
     def dicts(self, name: str, params: Any = None, *, sql: str | None = None) -> list[dict[str, Any]]:
         cur = self.run(name, params, sql=sql)
@@ -345,7 +347,6 @@ class Database:
         """Add the entities not stored yet (shared by all scopes) in ONE statement."""
         if ents.num_rows == 0:
             return
-        self.checkpoint("write:entities")
         self.run("queries/insert_entities", {
             "ids": ents.column("id").to_pylist(), "names": ents.column("name").to_pylist(),
             "norms": ents.column("norm").to_pylist(), "labels": ents.column("label").to_pylist(),

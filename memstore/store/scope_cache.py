@@ -5,7 +5,8 @@ Reading a scope's vectors costs ~8 ms at 100k stored memories (the rows are spre
 file); the same check on this copy costs ~0.1 ms. The copy is only trusted while nothing but
 add() has written the store:
 
-- add() updates its scope's entry after its own COMMIT (`apply_add`);
+- every add updates its scope's entry as its writer stores it (memstore/write/writer.py); the
+  COMMIT records the files (`after_commit`), a ROLLBACK drops everything;
 - any other transaction that commits (update, delete, expire, erase, ingest, import ...) and any
   write statement outside a transaction drops every entry (`invalidate`);
 - for a store file, every check also compares the file's and its WAL's size and mtime with what
@@ -294,24 +295,16 @@ class ScopeCache:
                 self.add_messages.pop(scope_key, None)
             return [mid for _, mid in merged[:max(0, len(merged) - keep)]]
 
-    # -- add() keeps it current ---------------------------------------------------------------------
-    def apply_add(self, db: Any, scope_key: str, rows: dict[str, list], closed: list[str],
-                  messages: list[tuple[Any, str]] | None = None, pruned: list[str] | None = None) -> None:
-        """After add()'s COMMIT: append its current memories, drop the ones it superseded, and
-        follow its messages (stored and pruned)."""
+    # -- the writers keep it current ------------------------------------------------------------------
+    def follow_messages(self, scope_key: str, new: list[tuple[Any, str]], pruned: list[str]) -> None:
+        """An add stored `new` (created_at, id) messages and pruned `pruned` (memstore/write/writer.py
+        follows each add this way inside its transaction; the COMMIT records the files, a ROLLBACK
+        drops everything)."""
         with self.lock:
-            self.generation += 1
-            if messages is not None and scope_key in self.add_messages:
-                gone = set(pruned or ())
-                merged = dict((mid, when) for when, mid in self.add_messages[scope_key] + messages)
+            if scope_key in self.add_messages:
+                gone = set(pruned)
+                merged = dict((mid, when) for when, mid in self.add_messages[scope_key] + new)
                 self.add_messages[scope_key] = sorted((when, mid) for mid, when in merged.items() if mid not in gone)
-            elif messages is not None:
-                self.add_messages.pop(scope_key, None)
-            e = self.entries.get(scope_key)
-            if e is not None:
-                e.drop(closed)
-                e.extend(rows["ids"], rows["hashes"], rows["texts"], rows["vecs"], rows["expires"])
-            self.after_commit(db)
 
 
 _REGISTRY: dict[str, ScopeCache] = {}

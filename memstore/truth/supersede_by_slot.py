@@ -9,8 +9,9 @@ superseded by the next stored fact, and cuts short the superseded fact it falls 
 that fulfils a plan ends it: "Alice lives in Seattle" supersedes "Alice is moving to Seattle". Facts stated as additions ("also works at ...") replace nothing. A fact that ends a slot
 ("Alice broke up with Tom", value None) supersedes its holders but is never superseded itself: it stays true.
 
-`attach_slots` (after build_rows) adds the slot columns to the memories rows and the rows that
-record a late fact's supersession.
+The slot columns and a late fact's `supersedes` link and SUPERSEDE event are built with the
+add's other rows (memstore/write/rows.py); reads go through the writer, so they see the earlier
+adds of the same unit.
 
 Config `slot_supersession`: "heuristic" (default: only facts of the offline extractor or
 infer=False; the LLM names what it supersedes itself), "always" (also on top of the LLM), "off".
@@ -20,14 +21,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from memstore.write.history import history_table, state_event
 from memstore.pipeline.types import AddState, Fact
 from memstore.truth.slots import detect_slot, fulfilled_plans
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
+    from memstore.write.writer import Writer
 
 
 def _active(state: AddState, rt: Runtime) -> bool:
@@ -42,7 +41,7 @@ def _when(f: Fact, state: AddState) -> Any:
     return f.valid_from or state.timestamp or state.now
 
 
-def supersede_by_slot(state: AddState, rt: Runtime) -> AddState:
+def supersede_by_slot(state: AddState, rt: Runtime, w: Writer) -> AddState:
     t0 = time.perf_counter()
     additive: set[int] = set()
     for f in state.facts:
@@ -57,15 +56,15 @@ def supersede_by_slot(state: AddState, rt: Runtime) -> AddState:
                    for f in added if id(f) not in additive}
         keys = sorted({f"{f.subject}|{f.slot}" for f in added} | {k for ks in fulfils.values() for k in ks})
         holders: dict[str, list[tuple[str, Any]]] = {k: [] for k in keys}
-        for mid, key, valid_from in rt.db.rows("queries/current_slot_memories", {
-                "scope_key": state.scope.key, "keys": keys, "now": state.now}):
+        for mid, key, valid_from in w.slot_rows("queries/current_slot_memories", {
+                "scope_key": state.scope.key, "keys": keys, "now": state.now}, keys):
             holders[key].append((mid, valid_from))
         order = {id(f): n for n, f in enumerate(state.facts)}
         for f in sorted(added, key=lambda f: (_when(f, state), order[id(f)])):
             key, when = f"{f.subject}|{f.slot}", _when(f, state)
             newer = [h for h in holders[key] if h[1] is not None and h[1] > when]
             if newer:       # a stored fact on this slot is newer: this one was already replaced
-                _place_late_fact(f, key, when, newer, id(f) in additive, state, rt)
+                _place_late_fact(f, key, when, newer, id(f) in additive, state, w)
                 continue
             if id(f) in additive:
                 holders[key].append((f.id, when))
@@ -82,49 +81,15 @@ def supersede_by_slot(state: AddState, rt: Runtime) -> AddState:
 
 
 def _place_late_fact(f: Fact, key: str, when: Any, newer: list[tuple[str, Any]], additive: bool,
-                     state: AddState, rt: Runtime) -> None:
+                     state: AddState, w: Writer) -> None:
     """A fact older than the slot's current holder: it ends where the next stored fact on the slot
     begins (current or already superseded), and it cuts short any superseded fact whose interval
     it falls in, so `as_of` any day sees one value. Austin (2022) → Seattle (2023-06), then Boston
     (2023-01) added late: Austin ends 2023-01, Boston runs 2023-01 → 2023-06."""
-    stored = rt.db.rows("queries/slot_history_memories", {"scope_key": state.scope.key, "key": key,
-                                                         "now": state.now})
+    stored = w.slot_rows("queries/slot_history_memories", {"scope_key": state.scope.key, "key": key,
+                                                         "now": state.now}, [key])
     later = [(mid, vf) for mid, vf, _ in stored if vf is not None and vf > when]
     f.superseded_by = min(later or newer, key=lambda h: h[1])
     if not additive:
         f.narrows = [mid for mid, vf, until in stored
                      if until is not None and vf is not None and vf <= when < until]
-
-
-def attach_slots(state: AddState, rt: Runtime) -> AddState:
-    tables = state.tables
-    mem = tables["memories"]
-    by_id = {f.id: f for f in state.facts if f.outcome == "added"}
-    facts = [by_id[i] for i in mem.column("id").to_pylist()]
-    for name in ("subject", "slot", "slot_value"):
-        mem = mem.append_column(name, pa.array([getattr(f, name) for f in facts], pa.string()))
-    late = [f for f in facts if f.superseded_by is not None]
-    mem = mem.append_column("superseded_by", pa.array(
-        [f.superseded_by[0] if f.superseded_by else None for f in facts], pa.string()))
-    mem = mem.append_column("invalidated_at", pa.array(
-        [f.superseded_by[1] if f.superseded_by else None for f in facts], pa.timestamp("us")))
-    tables["memories"] = mem
-    if late:
-        tables["memory_links"] = _append(tables["memory_links"], state, [
-            {"src_id": f.superseded_by[0], "dst_id": f.id, "kind": "supersedes", "created_at": state.now}
-            for f in late])
-        late_history = history_table(rt.config.history, [
-            state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late])
-        if late_history is not None:
-            tables["history"] = pa.concat_tables([tables["history"], late_history])
-    return state
-
-
-def _append(table: pa.Table, state: AddState, rows: list[dict[str, Any]]) -> pa.Table:
-    """Rows (plus the scope's identity columns) appended to an Arrow table of the same schema."""
-    sc = state.scope
-    ident = {"scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id, "run_id": sc.run_id}
-    extra = pa.Table.from_pylist([{**r, **ident} for r in rows]).select(table.column_names)
-    if table.num_rows == 0:    # build_rows leaves empty columns untyped
-        return extra
-    return pa.concat_tables([table, extra.cast(table.schema)])
