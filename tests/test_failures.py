@@ -14,16 +14,21 @@ import pytest
 
 from memstore import Memory, StoreWriteError
 from memstore.errors import ConfigError, LLMUnavailableError, ReadOnlyError
-from memstore.pipeline.add import PREPARE_STEPS, WRITE_STEPS, PipelineStepError
+import memstore.pipeline.add as add_pipeline
+from memstore.pipeline.add import PREPARE_STEPS, WRITE_STEPS, PipelineStepError, commit_adds
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
-WRITE_POINTS = ("write:entities", "write:memories", "write:entity_postings", "write:keyword_postings",
-                "write:memory_links", "write:history", "write:messages", "write:extraction_runs",
-                "write:supersede", "write:prune_messages", "commit")
-ADD_POINTS = tuple(f"step:{s.__name__}" for s in PREPARE_STEPS + WRITE_STEPS) + WRITE_POINTS
-UPDATE_POINTS = ("write:memories", "write:entity_postings", "write:entities", "write:keyword_postings",
-                 "write:history", "commit")
-DELETE_POINTS = ("write:history", "write:memories", "commit")
+# Fault points are the Database's own (memstore/store/database.py): every table insert
+# ("write:<table>"), every write statement ("write:<statement>") and the COMMIT.
+ADD_POINTS = ("write:insert_entities", "write:memories", "write:entity_postings", "write:keyword_postings",
+              "write:memory_links", "write:history", "write:messages", "write:extraction_runs",
+              "write:supersede_memories", "write:prune_messages_by_id", "commit")
+STEPS = tuple(s.__name__ for s in PREPARE_STEPS + WRITE_STEPS)
+UPDATE_POINTS = ("write:update_memory", "write:update_memory_slot", "write:delete_entity_postings",
+                 "write:delete_keyword_postings",
+                 "write:insert_entities", "write:entity_postings", "write:drop_unposted_entities",
+                 "write:keyword_postings", "write:history", "commit")
+DELETE_POINTS = ("write:history", "write:delete_memories", "commit")
 
 
 def snapshot(m: Memory) -> dict[str, list]:
@@ -113,15 +118,93 @@ def test_add_fault_leaves_store_unchanged(llm_store, point):
     before = snapshot(llm_store)
     llm_store.db.faults = {point}
     try:
-        with pytest.raises((StoreWriteError, PipelineStepError)) as err:
+        with pytest.raises(StoreWriteError) as err:
             llm_store.add(NEW_MESSAGE, user_id="alice")
     finally:
         llm_store.db.faults = set()
     assert point in str(err.value)
-    if isinstance(err.value, StoreWriteError):
-        assert err.value.step == point and "rolled back" in str(err.value)
+    assert err.value.step == point and "rolled back" in str(err.value)
+    assert snapshot(llm_store) == before
+
+
+def crash_after(step):
+    """The step runs (its writes reach the writer), then crashes."""
+    def crashing(state, rt, *args):
+        step(state, rt, *args)
+        raise RuntimeError("injected crash")
+    crashing.__name__ = step.__name__
+    return crashing
+
+
+@pytest.mark.parametrize("name", STEPS)
+def test_a_crash_in_any_step_stores_nothing_and_names_the_step(llm_store, monkeypatch, name):
+    for attr in ("PREPARE_STEPS", "WRITE_STEPS"):
+        steps = getattr(add_pipeline, attr)
+        monkeypatch.setattr(add_pipeline, attr, tuple(crash_after(s) if s.__name__ == name else s for s in steps))
+    before = snapshot(llm_store)
+    with pytest.raises(PipelineStepError) as err:
+        llm_store.add(NEW_MESSAGE, user_id="alice")
+    assert err.value.fields["step"] == name and name in str(err.value)
+    assert snapshot(llm_store) == before
+
+
+# -- the same faults against the batched writer (group commit: two adds in one unit) ---------------
+
+def _group(m: Memory) -> list:
+    """Two prepared adds: the scenario's add for alice, and one for carol."""
+    from memstore.pipeline.add import prepare
+
+    states = [m._add_state(NEW_MESSAGE, user_id="alice", agent_id=None, run_id=None, metadata=None, infer=True,
+                           prompt=None, timestamp=None, expiration_date=None, actor_id=None),
+              m._add_state("I like tea and I live in Lisbon", user_id="carol", agent_id=None, run_id=None,
+                           metadata=None, infer=False, prompt=None, timestamp=None, expiration_date=None,
+                           actor_id=None)]
+    return [prepare(st, m._rt) for st in states]
+
+
+def test_the_batched_scenario_reaches_every_fault_point(tmp_path):
+    with ScriptedOpenAIServer() as srv:
+        m = open_seeded(str(tmp_path / "b.duckdb"), srv)
+        group = _group(m)
+        seen = record_points(m)
+        out = commit_adds(group, m._rt)
+        m.close()
+    assert not any(isinstance(o, Exception) for o in out), out
+    assert set(seen) == set(ADD_POINTS)
+
+
+@pytest.mark.parametrize("point", ADD_POINTS)
+def test_batched_fault_leaves_store_unchanged(llm_store, point):
+    group = _group(llm_store)
+    before = snapshot(llm_store)
+    llm_store.db.faults = {point}
+    try:
+        out = commit_adds(group, llm_store._rt)
+    finally:
+        llm_store.db.faults = set()
+    failed = [o for o in out if isinstance(o, StoreWriteError)]
+    assert failed and all(o.step == point for o in failed)
+    # the unit failed and each add was retried alone: whichever add does not reach the point commits
+    committed = [o for o in out if not isinstance(o, Exception)]
+    after = snapshot(llm_store)
+    if not committed:
+        assert after == before
     else:
-        assert err.value.fields["step"] == point.removeprefix("step:")
+        assert all(o.scope.user_id == "carol" for o in committed)
+        def not_carol(snap):     # every row but carol's (entities are shared by all scopes)
+            return {t: [r for r in rows if "carol" not in repr(r)] for t, rows in snap.items() if t != "entities"}
+        assert not_carol(after) == not_carol(before)
+        llm_store.delete_all(user_id="carol")
+
+
+@pytest.mark.parametrize("name", [s.__name__ for s in WRITE_STEPS])
+def test_batched_crash_in_any_write_step_stores_nothing(llm_store, monkeypatch, name):
+    group = _group(llm_store)
+    monkeypatch.setattr(add_pipeline, "WRITE_STEPS",
+                        tuple(crash_after(s) if s.__name__ == name else s for s in add_pipeline.WRITE_STEPS))
+    before = snapshot(llm_store)
+    out = commit_adds(group, llm_store._rt)
+    assert all(isinstance(o, PipelineStepError) and o.fields["step"] == name for o in out), out
     assert snapshot(llm_store) == before
 
 

@@ -41,9 +41,9 @@ def test_a_failed_optimize_rolls_back_and_keeps_the_hnsw_index(filled):
     filled.search_all("cello", top_k=3)      # builds the persisted index
     assert filled.db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME]) == 1
     before = _snapshot(filled)
-    filled.db.faults.add("write:optimize:keyword_postings")
+    filled.db.faults.add("write:optimize:clear:keyword_postings")
     try:
-        with pytest.raises(StoreWriteError, match="optimize:keyword_postings"):
+        with pytest.raises(StoreWriteError, match="optimize:clear:keyword_postings"):
             filled.optimize()
     finally:
         filled.db.faults.clear()

@@ -35,8 +35,7 @@ CASES = [
     ("get_all", (), {**U, "top_k": -1}, ValueError, "top_k"),
     ("get_all", (), {**U, "filters": 42}, ValueError, "filters"),
     ("get_all", (), {**U, "as_of": "garbage"}, ValueError, "as_of"),
-    pytest.param("update", ("missing",), {"text": "x"}, KeyError, "missing", marks=pytest.mark.xfail(
-        strict=True, reason="governance/update_memory.py (write core, issue 18) raises it without a hint")),
+    ("update", ("missing",), {"text": "x"}, KeyError, "missing"),
     ("update", (MID,), {"text": ""}, ValueError, "text"),
     ("update", (MID,), {"expiration_date": "garbage"}, ValueError, "expiration_date"),
     ("delete", ("missing",), {}, KeyError, "missing"),

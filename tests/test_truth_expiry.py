@@ -84,7 +84,7 @@ def test_purge_removes_rows_and_keeps_what_readers_see(m):
 
 def test_purge_is_one_transaction(m):
     mid = m.add("I'm at a conference in Berlin", user_id="fin", expiration_date=PAST)["results"][0]["id"]
-    m.db.faults.add("write:purge")
+    m.db.faults.add("write:purge_memories")
     try:
         with pytest.raises(StoreWriteError):
             m.purge_expired(user_id="fin")

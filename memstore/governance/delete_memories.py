@@ -28,9 +28,7 @@ def delete_memories(rt: Any, *, ids: list[str] | None = None, scope: Scope | Non
             return 0
         hist = history_table(cfg.history, row_events(rows, "DELETE", actor_id=actor_id, now=now), is_deleted=True)
         if hist is not None:
-            db.checkpoint("write:history")
             db.insert_arrow("history", hist)
-        db.checkpoint("write:memories")
         with registered(db, "doomed", pa.table({"id": [r[0] for r in rows]})):
-            db.run("queries/delete_memories")
+            db.run("queries/delete_memories", writes=True)
     return len(rows)

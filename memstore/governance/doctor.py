@@ -244,7 +244,6 @@ def run_doctor(rt: Any, *, repair: bool = False, checks: tuple[Check, ...] = CHE
         with rt.db.transaction("doctor:repair"):
             for c in checks:
                 if c.name in failing and c.repair is not None:
-                    rt.db.checkpoint(f"doctor:{c.name}")
                     c.repair(rt)
         current = find_violations(rt, checks)
         for v in current:

@@ -73,8 +73,7 @@ def erase_scope(rt: Any, scope: dict[str, str],
         out.scope_keys = _collect(db, tables, named, keyed)
         with registered(db, "erase_memory_ids", pa.table({"id": pa.array(out.memory_ids, pa.string())})), \
                 registered(db, "erase_scope_keys", pa.table({"scope_key": pa.array(out.scope_keys, pa.string())})):
-            db.checkpoint("write:forget")
-            db.run("queries/erase_reset_superseded")
+            db.run("queries/erase_reset_superseded", writes=True)
             entity_tables = []
             for (schema, table), cols in sorted(tables.items()):
                 if (schema, table) == ("main", "entities"):

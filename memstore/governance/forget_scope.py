@@ -70,11 +70,10 @@ def forget_scope(rt: Any, scope: dict[str, str], *, actor_id: str | None = None,
 
         def journal(out: ErasedScope) -> None:
             """Inside the delete transaction: the sealed sidecar (durable first), then the row."""
-            db.checkpoint("forget:journal")
             write_sidecar(db.path, row["id"], key, {
                 "scope": scope, "needles": out.needles, "memory_ids": out.memory_ids, "entity_ids": out.entity_ids})
             wrote.append(row["id"])
-            db.run("queries/insert_pending_erasure", {
+            db.run("queries/insert_pending_erasure", writes=True, params={
                 **row, "rows_removed": json.dumps(dict(sorted(out.rows_removed.items()))),
                 "untouched": json.dumps(out.untouched), "timings_ms": json.dumps({"delete": _ms(t)})})
 
@@ -172,8 +171,7 @@ def finish_erasure(db: Any, pending: dict[str, Any], *, resumed: bool = True) ->
                                      hint="the erasure stays pending and finishes at the next open, "
                                           "doctor(repair=True) or scrub()") from failure
     with db.transaction("forget:receipt"):
-        db.checkpoint("forget:receipt")
-        db.run("queries/insert_receipt", {
+        db.run("queries/insert_receipt", writes=True, params={
             **receipt, "rows_removed": json.dumps(receipt["rows_removed"]),
             "files_rewritten": json.dumps(files), "verification": json.dumps(verification),
             "timings_ms": json.dumps(timings)})

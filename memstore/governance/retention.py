@@ -87,12 +87,10 @@ def apply_retention(db: Any, *, now: dt.datetime | None = None, dry_run: bool = 
         hist_ids = [r[0] for r in db.rows("queries/retention_due_history_text", {"now": now})]
         if not dry_run:
             if msg_ids:
-                db.checkpoint("write:retention_messages")
                 with registered(db, "due", pa.table({"id": pa.array(msg_ids, pa.string())})):
-                    db.run("queries/retention_delete_messages")
+                    db.run("queries/retention_delete_messages", writes=True)
             db.run("queries/retention_redact_raw_answers", {"now": now})   # the model's rendering of them
             if hist_ids:
-                db.checkpoint("write:retention_history")
                 with registered(db, "due", pa.table({"id": pa.array(hist_ids, pa.string())})):
-                    db.run("queries/retention_redact_history")
+                    db.run("queries/retention_redact_history", writes=True)
     return {"messages": len(msg_ids), "history_text": len(hist_ids)}

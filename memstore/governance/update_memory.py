@@ -7,11 +7,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from memstore.errors import DuplicateMemoryError, NotFoundError
-from memstore.ids import content_hash, entity_id
+from memstore.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
+from memstore.identity import Scope
+from memstore.ids import content_hash
 from memstore.truth.slots import detect_slot
 from memstore.store.database import registered, vectors_table
 from memstore.write.history import HistoryEvent, history_table
+from memstore.write.rows import posting_rows
 
 
 def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | None,
@@ -21,12 +23,13 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
     db, cfg = rt.db, rt.config
     rows = db.dicts("queries/get_memory", {"id": memory_id})
     if not rows:
-        raise NotFoundError(f"no memory with id {memory_id!r}")
+        raise NotFoundError(f"no memory with id {memory_id!r}",
+                            hint="list the scope's memories with get_all() to find the id")
     old = rows[0]
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     new_text = old["memory"] if text is None else str(text).strip()
     if not new_text:
-        raise ValueError("update text is empty: use delete() to remove a memory")
+        raise InvalidInputError("update text is empty", hint="use delete() to remove a memory")
     changed = new_text != old["memory"]
     if changed:
         analysis = rt.nlp.analyze([new_text])[0]
@@ -37,53 +40,44 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
     ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
     with db.write_lock:  # checks and write see the same store: no other writer in between
         _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
-        with db.transaction("update") as con:
-            if changed:
-                emb_table = vectors_table(vec, db.dim)
-            else:
-                emb_table = pa.table({"embedding": db.arrow("emb", {"id": memory_id},
-                                      sql="SELECT embedding FROM memories WHERE id = $id").column(0)})
+        with db.transaction("update"):
+            emb_table = vectors_table(vec, db.dim) if changed else \
+                pa.table({"embedding": db.arrow("queries/memory_embedding", {"id": memory_id}).column(0)})
             with registered(db, "qvec", emb_table):
-                db.checkpoint("write:memories")
                 db.run("queries/update_memory", {
                     "id": memory_id, "memory": new_text, "hash": content_hash(new_text),
                     "doc_len": sum(analysis.terms.values()) if analysis else old["doc_len"], "metadata": meta,
-                    "expiration_date": expiration_date or old["expiration_date"], "now": now})
+                    "expiration_date": expiration_date or old["expiration_date"], "now": now}, writes=True)
             if changed:
-                found = detect_slot(new_text, speaker=old.get("attributed_to"))
-                db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
-                                                      "slot": found and found.slot, "slot_value": found and found.value})
-                db.checkpoint("write:entity_postings")
-                old_entities = [r[0] for r in con.execute("SELECT DISTINCT entity_id FROM entity_postings WHERE memory_id = ?",
-                                                          [memory_id]).fetchall()]
-                con.execute("DELETE FROM entity_postings WHERE memory_id = ?", [memory_id])
-                con.execute("DELETE FROM keyword_postings WHERE memory_id = ?", [memory_id])
-                ents = {entity_id(e.norm): e for e in analysis.entities}
-                db.checkpoint("write:entities")
-                db.run("queries/insert_entities", {
-                    "ids": list(ents), "names": [e.name for e in ents.values()], "norms": [e.norm for e in ents.values()],
-                    "labels": [e.label for e in ents.values()], "created_at": now})
-                n_e, n_t = len(ents), len(analysis.terms)
-                base = {"scope_key": old["scope_key"], **ident}
-
-                def scoped(n: int) -> dict[str, pa.Array]:  # identity columns repeated n times (NULLs stay typed)
-                    return {k: pa.array([v] * n, pa.string()) for k, v in base.items()}
-                db.insert_arrow("entity_postings", pa.table({
-                    "entity_id": list(ents), "memory_id": [memory_id] * n_e,
-                    **scoped(n_e)}))
-                if old_entities:
-                    db.run("queries/drop_unposted_entities", {"ids": old_entities})
-                db.insert_arrow("keyword_postings", pa.table({
-                    "memory_id": [memory_id] * n_t, "term": list(analysis.terms),
-                    "tf": pa.array(list(analysis.terms.values()), pa.int32()), **scoped(n_t)}))
+                _replace_postings(db, memory_id, old, new_text, analysis, now)
             hist = history_table(cfg.history, [HistoryEvent(
                 memory_id, "UPDATE", old["memory"], new_text, scope_key=old["scope_key"], actor_id=actor_id,
                 created_at=now, **ident)])
             if hist is not None:
-                db.checkpoint("write:history")
                 db.insert_rows("history", hist)
     return {"id": memory_id, "memory": new_text, "event": "UPDATE", "previous_memory": old["memory"],
             "message": "Memory updated successfully!"}
+
+
+def _replace_postings(db: Any, memory_id: str, old: dict[str, Any], new_text: str, analysis: Any,
+                      now: dt.datetime) -> None:
+    """The edited memory's slot, entities and keyword postings, rebuilt from its new text (the
+    rows come from memstore/write/rows.py, as add() builds them); entities no memory names any
+    more are dropped."""
+    found = detect_slot(new_text, speaker=old.get("attributed_to"))
+    db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,
+                                          "slot": found and found.slot, "slot_value": found and found.value},
+           writes=True)
+    old_entities = [r[0] for r in db.rows("queries/memory_entity_ids", {"id": memory_id})]
+    db.run("queries/delete_entity_postings", {"id": memory_id}, writes=True)
+    db.run("queries/delete_keyword_postings", {"id": memory_id}, writes=True)
+    scope = Scope(old["user_id"], old["agent_id"], old["run_id"])
+    ents, eposts, kposts = posting_rows(scope, [memory_id], [analysis.entities], [dict(analysis.terms)], now=now)
+    db.upsert_entities(ents)
+    db.insert_arrow("entity_postings", eposts)
+    if old_entities:
+        db.run("queries/drop_unposted_entities", {"ids": old_entities}, writes=True)
+    db.insert_arrow("keyword_postings", kposts)
 
 
 def _check_still_writable(db: Any, memory_id: str, scope_key: str, new_text: str, changed: bool,

@@ -1,4 +1,5 @@
-"""Step 8: hand the add's rows to the writer, close the validity of what it supersedes and prune
+"""Step 8: hand the add's rows to the writer, then close the validity of what it supersedes (which
+may be a fact of the same add: "I live in Boston" said before "I moved to Seattle") and prune
 old add() messages. The writer decides when rows reach the store (now, or once for its whole
 unit); all of it commits with the unit's transaction or none of it does."""
 from __future__ import annotations
@@ -19,18 +20,16 @@ if TYPE_CHECKING:
 def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:
     t0 = time.perf_counter()
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
-    closed = _close_superseded(state, rt, w)
-    w.write(state, state.tables, closed)
+    w.write(state, state.tables)
+    _close_superseded(state, rt, w)
     if rt.config.messages_kept is not None:
         w.prune(state.scope.key, state.tables["messages"], rt.config.messages_kept)
     state.timings["store"] = time.perf_counter() - t0
     return state
 
 
-def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> list[str]:
-    """Close the validity of what the new facts supersede (their SUPERSEDE events join the add's
-    history rows); returns the closed memory ids."""
-    closed_ids: list[str] = []
+def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
+    """Close the validity of what the new facts supersede, with a SUPERSEDE event for each."""
     events = []
     for f in state.facts:
         if f.outcome != "added" or not (f.supersedes or f.narrows):
@@ -42,10 +41,9 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> list[str]:
         if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins
             closed += w.close("queries/narrow_validity", {**params, "ids": f.narrows})
         for mid, text in closed:
-            closed_ids.append(mid)
             events.append(state_event(state, mid, "SUPERSEDE", text, f.text))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
     table = history_table(rt.config.history, events)
     if table is not None and table.num_rows:
+        w.append({"history": table})
         state.tables["history"] = pa.concat_tables([state.tables["history"], table])
-    return closed_ids

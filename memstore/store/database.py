@@ -23,8 +23,8 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.analysis.quoting import sql_ident
-from memstore.errors import (QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError, StoreLockedError,
-                             StoreMismatchError, StoreWriteError)
+from memstore.errors import (PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
+                             StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache, cache_for, release_cache
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -454,8 +454,8 @@ class Database:
                 with contextlib.suppress(Exception):
                     con.execute("ROLLBACK")
                 self.scope_cache.invalidate()
-                if isinstance(exc, (StoreWriteError, StoreInvalidatedError)):
-                    raise
+                if isinstance(exc, (StoreWriteError, StoreInvalidatedError, PipelineStepError)):
+                    raise           # already says what failed (a step's crash names the step)
                 if isinstance(exc, duckdb.Error):
                     self._raise_if_fatal(exc)
                 failed = exc.name if isinstance(exc, QueryError) else step

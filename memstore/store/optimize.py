@@ -46,11 +46,10 @@ def optimize_store(db: Any) -> dict[str, Any]:
         try:
             with db.transaction("optimize"):
                 for table in CLUSTERED_TABLES:
-                    db.checkpoint(f"write:optimize:{table}")
                     name, tmp = sql_ident(table), sql_ident(f"_sorted_{table}")
                     db.run(f"optimize:sort:{table}",
                            sql=f"CREATE TEMP TABLE {tmp} AS SELECT * FROM {name} ORDER BY {ORDER}")
-                    db.run(f"optimize:clear:{table}", sql=f"DELETE FROM {name}")
+                    db.run(f"optimize:clear:{table}", sql=f"DELETE FROM {name}", writes=True)
                     db.run(f"optimize:refill:{table}", sql=f"INSERT INTO {name} SELECT * FROM {tmp}")
                     db.run(f"optimize:drop:{table}", sql=f"DROP TABLE {tmp}")
                     out[table] = db.scalar(f"SELECT count(*) FROM {name}")

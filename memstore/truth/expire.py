@@ -40,6 +40,5 @@ def _remove(db: Any, cfg: Any, rows: list[tuple], now: dt.datetime, actor_id: st
     hist = history_table(cfg.history, row_events(rows, "EXPIRE", actor_id=actor_id, now=now), is_deleted=True)
     if hist is not None:
         db.insert_arrow("history", hist)
-    db.checkpoint("write:purge")
     with registered(db, "doomed", pa.table({"id": [r[0] for r in rows]})):
-        db.run("queries/purge_memories")
+        db.run("queries/purge_memories", writes=True)

@@ -47,10 +47,14 @@ class Writer(Protocol):
         """A read of the memories holding the subject|slot `keys` of scope params["scope_key"]."""
 
     def close(self, name: str, params: dict[str, Any]) -> list[tuple]:
-        """Close the validity of memories params["ids"] (an UPDATE … RETURNING id, memory)."""
+        """Close the validity of memories params["ids"] (an UPDATE … RETURNING id, memory); the
+        unit's view drops them."""
 
-    def write(self, state: Any, tables: dict[str, pa.Table], closed: list[str]) -> None:
-        """Store one add's rows; the unit's view follows it (its current memories, `closed` gone)."""
+    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
+        """Store one add's rows; the unit's view follows it (its current memories)."""
+
+    def append(self, tables: dict[str, pa.Table]) -> None:
+        """Store more rows of the unit (e.g. the SUPERSEDE events of what an add closed)."""
 
     def prune(self, scope_key: str, messages: pa.Table, keep: int) -> None:
         """Keep the scope's newest `keep` add() messages, counting this add's `messages`."""
@@ -98,10 +102,17 @@ class _UnitWriter:
     def close(self, name: str, params: dict[str, Any]) -> list[tuple]:
         if self._pending_ids.get(params["scope_key"], set()) & set(params["ids"]):
             self.flush()
-        return self.db.rows(name, params, writes=True)
+        closed = self.db.rows(name, params, writes=True)
+        e = self.entry(params["scope_key"])
+        with self.cache.lock:
+            e.drop([r[0] for r in closed])
+        return closed
 
     # -- writes -------------------------------------------------------------------------------
-    def write(self, state: Any, tables: dict[str, pa.Table], closed: list[str]) -> None:
+    def append(self, tables: dict[str, pa.Table]) -> None:
+        self._store(tables)
+
+    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
         sc = state.scope
         mem = tables["memories"]
         self._store(tables)
@@ -112,7 +123,6 @@ class _UnitWriter:
         current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
         e = self.entry(sc.key)
         with self.cache.lock:
-            e.drop(closed)
             e.extend([f.id for f in current], [f.hash for f in current], [f.text for f in current],
                      [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current])
             ents = tables["entities"]
@@ -151,8 +161,9 @@ class ImmediateWriter(_UnitWriter):
 
     def _store(self, tables: dict[str, pa.Table]) -> None:
         db = self.db
-        ents = tables["entities"]
-        if ents.num_rows and not self.cache.known_entities.issuperset(ents.column("id").to_pylist()):
+        ents = tables.get("entities")
+        if ents is not None and ents.num_rows \
+                and not self.cache.known_entities.issuperset(ents.column("id").to_pylist()):
             db.upsert_entities(ents)
         for name, rows in tables.items():
             if name != "entities" and rows.num_rows:
