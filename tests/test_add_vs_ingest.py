@@ -11,13 +11,15 @@ What is left out of the comparison, and why:
   latency_ms): when the write ran, not what was written. A message's created_at is its
   conversation time and IS compared;
 - messages.source_file / source_conversation: provenance only an export has (add() takes no file);
-- ingest_log and ingest_runs: only ingest writes them;
-- extraction_runs.n_linked, compared on its own by an xfail test (ingest counts it differently).
+- ingest_log and ingest_runs: only ingest writes them.
 
 Both stores are configured as ingest configures itself (`messages_kept=None`,
-`context_messages=0`), with the offline heuristic extractor and the bundled local embedder, and
-add() runs without its in-process scope cache (see CONFIG). Each real difference between the two
-paths has its own strict xfail test below, on the smallest input that shows it.
+`context_messages=0`), with the offline heuristic extractor and the bundled local embedder. Both
+paths commit through the same write steps and row builders (memstore/pipeline/add.py,
+memstore/write/): add() with the immediate writer, ingest with the batched one. The two
+differences this test first found (a memory superseded within its own add() kept as current in
+the scope cache; extraction_runs.n_linked counted differently) have their own tests below, on the
+smallest input that showed them.
 """
 from __future__ import annotations
 
@@ -39,11 +41,8 @@ SEEDS = (1, 7, 23)
 USER = "alice"
 BATCH_SIZE = 3                        # small, so conversations are cut into several batches
 N_CONVERSATIONS = 12
-# What ingest forces on itself (messages_kept=None, context_messages=0), and add() without the
-# in-process scope cache: with it, add() dedupes against a memory it superseded itself (see
-# test_add_with_the_scope_cache_matches_ingest); without it, add() reads its scope from the file,
-# as ingest does. Once that is fixed, drop scope_cache_rows here.
-CONFIG = {"messages_kept": None, "context_messages": 0, "scope_cache_rows": 0}
+# What ingest forces on itself (messages_kept=None, context_messages=0).
+CONFIG = {"messages_kept": None, "context_messages": 0}
 
 CITIES = ("Boston", "Denver", "Lisbon", "Austin", "Seattle")
 EMPLOYERS = ("Acme", "Globex", "Initech")
@@ -251,25 +250,19 @@ def _conversation(c: int, *turns: tuple[str, str]) -> list[Msg]:
     return [Msg(f"c{c}-m{k}", "user", text, dt.datetime.fromisoformat(at)) for k, (at, text) in enumerate(turns)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "add() with the scope cache keeps a memory it superseded within the same add() as current in the "
-    "cache (commit_rows._update_cache passes it in `current` and in `closed`; ScopeCache.apply_add drops "
-    "`closed` before it extends with `current`), so a later add() that states the fact again dedupes it "
-    "against the superseded memory: nothing is added and nothing is superseded. Ingest reads the scope "
-    "from the file and adds it."))
-def test_add_with_the_scope_cache_matches_ingest(tmp_path):
+def test_a_fact_superseded_within_its_own_add_is_not_a_duplicate_later(tmp_path):
+    """With the scope cache on: "vegetarian" superseded by "vegan" in the same add() is no longer
+    current, so stating it again later is added (and supersedes "vegan"), as ingest does."""
     convs = [_conversation(0, ("2024-01-10T10:00", "I'm vegetarian."), ("2024-01-10T11:00", "I am vegan now.")),
              _conversation(1, ("2024-02-20T10:00", "I'm vegetarian."))]
-    p = run_both(tmp_path, convs, add_config={"messages_kept": None, "context_messages": 0})   # the cache on
+    p = run_both(tmp_path, convs)
     assert p.add["memories"] == p.ingest["memories"]
+    assert sum(r["superseded_by"] is None for r in map(dict, p.add["memories"])) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "extraction_runs.n_linked of a batch with a late fact that cuts short an older fact's interval "
-    "(Fact.narrows): add() counts every memory_links row build_rows makes, the `supersedes` link to "
-    "the narrowed memory included; ingest (runner._split_runs) counts linked_ids + supersedes and "
-    "leaves the narrowed memories out. The memory_links rows themselves are the same."))
 def test_extraction_runs_count_links_the_same_way(tmp_path):
+    """A late fact that cuts short an older fact's interval (Fact.narrows) counts its link in
+    n_linked on both paths (one builder: memstore/write/rows.py extraction_run_row)."""
     convs = [_conversation(0, ("2024-01-10T10:00", "I have lived in Austin since 2019.")),
              _conversation(1, ("2024-03-10T10:00", "I moved to Denver.")),
              _conversation(2, ("2024-04-01T10:00", "I moved to Boston in 2021."))]
