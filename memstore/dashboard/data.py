@@ -196,9 +196,9 @@ def extraction_runs(m: Any, scope: Scope) -> pl.DataFrame:
              ).sort("said_at", "created_at", "id", descending=[True, True, False], nulls_last=True)
 
 
-def run_outcomes(m: Any, run_id: str, scope: Scope) -> pl.DataFrame:
+def run_outcomes(m: Any, extraction_run_id: str, scope: Scope) -> pl.DataFrame:
     """What became of each fact of one extraction run (from the extraction_outcomes view)."""
-    out = m.frame("extraction_outcomes", **scope).filter(pl.col("extraction_run_id") == run_id)
+    out = m.frame("extraction_outcomes", **scope).filter(pl.col("extraction_run_id") == extraction_run_id)
     return out.filter(pl.col("fact_index").is_not_null()).sort("fact_index").select(
         "fact_index", "fact", "outcome", "attributed_to", "n_linked", "n_supersedes", "memory_id")
 

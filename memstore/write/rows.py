@@ -110,7 +110,7 @@ def _links_of(added: Sequence[Any]) -> list[tuple[str, str, str]]:
     return links
 
 
-def extraction_run_row(state: Any, run_id: str) -> pa.Table:
+def extraction_run_row(state: Any, extraction_run_id: str) -> pa.Table:
     """The one `extraction_runs` row of an add (or an ingest batch). No memory ids: a deleted
     memory must leave no row naming it outside history; an added fact is found again through
     memories.extraction_run_id + hash."""
@@ -120,7 +120,7 @@ def extraction_run_row(state: Any, run_id: str) -> pa.Table:
                               "n_supersedes": len(f.supersedes), "attributed_to": f.attributed_to}
                              for f in state.facts], ensure_ascii=False)
     return pa.table({
-        "id": pa.array([run_id], pa.string()), **_ident(state.scope, 1),
+        "id": pa.array([extraction_run_id], pa.string()), **_ident(state.scope, 1),
         "extractor": pa.array([ex.extractor], pa.string()), "model": pa.array([ex.model], pa.string()),
         "prompt_version": pa.array([ex.prompt_version], pa.string()),
         "input_message_ids": pa.array([[m.id for m in msgs]], pa.list_(pa.string())),
@@ -142,7 +142,7 @@ def failed_run_params(scope: Scope, *, model: str | None, prompt_version: str | 
             "input_message_ids": message_ids, "error": str(error)[:2000], "latency_ms": None, "created_at": now}
 
 
-def memory_rows(state: Any, added: Sequence[Any], run_id: str, dim: int) -> pa.Table:
+def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: int) -> pa.Table:
     """`memories` rows of an add's new facts, with their truth columns (slot, late supersession)."""
     from memstore.store.database import vectors_table
 
@@ -163,7 +163,7 @@ def memory_rows(state: Any, added: Sequence[Any], run_id: str, dim: int) -> pa.T
         expiration_date=pa.array([f.expires_at or state.expiration_date for f in added], TS),
         valid_from=pa.array([f.valid_from or state.timestamp or now for f in added], TS),
         source_message_ids=pa.array([f.source_message_ids for f in added], pa.list_(pa.string())),
-        extraction_run_id=pa.array([run_id] * n, pa.string()),
+        extraction_run_id=pa.array([extraction_run_id] * n, pa.string()),
         subject=pa.array([f.subject for f in added], pa.string()), slot=pa.array([f.slot for f in added], pa.string()),
         slot_value=pa.array([f.slot_value for f in added], pa.string()),
         superseded_by=pa.array([f.superseded_by[0] if f.superseded_by else None for f in added], pa.string()),
@@ -175,17 +175,17 @@ def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, pa.Table]
     already superseded by a newer stored fact) gets its `supersedes` link and SUPERSEDE event here."""
     sc, now = state.scope, state.now
     added = [f for f in state.facts if f.outcome == "added"]
-    run_id = state.extraction_run_id = state.extraction_run_id or new_id()
+    ex_id = state.extraction_run_id = state.extraction_run_id or new_id()
     ents, eposts, kposts = posting_rows(sc, [f.id for f in added], [f.entities for f in added],
                                         [f.terms for f in added], now=now)
     late = [f for f in added if f.superseded_by is not None]
     links = _links_of(added) + [(f.superseded_by[0], f.id, "supersedes") for f in late]
     events = [state_event(state, f.id, "ADD", None, f.text) for f in added]
     events += [state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late]
-    return {"entities": ents, "memories": memory_rows(state, added, run_id, dim),
+    return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
             "history": history_table(history_policy, events) or HISTORY_SCHEMA.empty_table(),
-            "messages": message_rows(sc, state.messages, now), "extraction_runs": extraction_run_row(state, run_id)}
+            "messages": message_rows(sc, state.messages, now), "extraction_runs": extraction_run_row(state, ex_id)}
 
 
 def ingest_log_rows(scope: Scope, entries: Sequence[tuple[str, str, str, str, str | None, str | None]],
