@@ -36,10 +36,9 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
             continue
         params = {"at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
                   "scope_key": state.scope.key}
-        closed = w.close("queries/supersede_memories", {**params, "ids": list(dict.fromkeys(f.supersedes))}) \
-            if f.supersedes else []
+        closed = w.close("supersede", ids=list(dict.fromkeys(f.supersedes)), **params) if f.supersedes else []
         if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins
-            closed += w.close("queries/narrow_validity", {**params, "ids": f.narrows})
+            closed += w.close("narrow", ids=f.narrows, **params)
         for mid, text in closed:
             events.append(state_event(state, mid, "SUPERSEDE", text, f.text))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})

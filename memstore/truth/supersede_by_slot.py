@@ -56,8 +56,7 @@ def supersede_by_slot(state: AddState, rt: Runtime, w: Writer) -> AddState:
                    for f in added if id(f) not in additive}
         keys = sorted({f"{f.subject}|{f.slot}" for f in added} | {k for ks in fulfils.values() for k in ks})
         holders: dict[str, list[tuple[str, Any]]] = {k: [] for k in keys}
-        for mid, key, valid_from in w.slot_rows("queries/current_slot_memories", {
-                "scope_key": state.scope.key, "keys": keys, "now": state.now}, keys):
+        for mid, key, valid_from in w.slot_holders(state.scope.key, keys, state.now):
             holders[key].append((mid, valid_from))
         order = {id(f): n for n, f in enumerate(state.facts)}
         for f in sorted(added, key=lambda f: (_when(f, state), order[id(f)])):
@@ -86,8 +85,7 @@ def _place_late_fact(f: Fact, key: str, when: Any, newer: list[tuple[str, Any]],
     begins (current or already superseded), and it cuts short any superseded fact whose interval
     it falls in, so `as_of` any day sees one value. Austin (2022) → Seattle (2023-06), then Boston
     (2023-01) added late: Austin ends 2023-01, Boston runs 2023-01 → 2023-06."""
-    stored = w.slot_rows("queries/slot_history_memories", {"scope_key": state.scope.key, "key": key,
-                                                         "now": state.now}, [key])
+    stored = w.slot_history(state.scope.key, key, state.now)
     later = [(mid, vf) for mid, vf, _ in stored if vf is not None and vf > when]
     f.superseded_by = min(later or newer, key=lambda h: h[1])
     if not additive:

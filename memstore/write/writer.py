@@ -11,8 +11,10 @@ before it exactly as if they had been committed one after another:
 - de-duplication asks `entry(scope_key)`: the in-process copy of the scope's current memories
   (store/scope_cache.py), which follows every add of the unit as it is written; the COMMIT keeps
   it, a ROLLBACK drops it;
-- slot reads (`slot_rows`) and validity closures (`close`) write what is pending first when it
-  could change their answer (a pending memory on the same slot, or a closure of a pending memory).
+- the truth reads (`slot_holders`, `slot_history`) and validity closures (`close`) see the
+  unit's earlier adds: the batched writer answers for its pending memories itself (an overlay of
+  their truth columns, applied to their rows when they are written) and asks the store for the
+  rest, so a supersession inside a unit costs no early write.
 
 No step asks which writer it has or whether it is inside a transaction.
 
@@ -26,12 +28,17 @@ No step asks which writer it has or whether it is inside a transaction.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterable, Iterator, Protocol
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal, Protocol, Sequence
 
 import pyarrow as pa
 
 from memstore.store.scope_cache import ScopeEntry
 from memstore.write.rows import ADD_TABLES
+
+Closure = Literal["supersede", "narrow"]
+CLOSE_SQL = {"supersede": "queries/supersede_memories", "narrow": "queries/narrow_validity"}
 
 
 class Writer(Protocol):
@@ -43,12 +50,17 @@ class Writer(Protocol):
     def entry(self, scope_key: str) -> ScopeEntry:
         """The scope's current memories as this unit sees them (dedupe)."""
 
-    def slot_rows(self, name: str, params: dict[str, Any], keys: Iterable[str]) -> list[tuple]:
-        """A read of the memories holding the subject|slot `keys` of scope params["scope_key"]."""
+    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
+        """(id, key, valid_from) of the scope's current, unexpired memories holding a subject|slot key."""
 
-    def close(self, name: str, params: dict[str, Any]) -> list[tuple]:
-        """Close the validity of memories params["ids"] (an UPDATE … RETURNING id, memory); the
-        unit's view drops them."""
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+        """(id, valid_from, invalidated_at) of the scope's unexpired memories ever on the key."""
+
+    def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
+              now: dt.datetime) -> list[tuple]:
+        """Close the validity of memories `ids` ("supersede": still current ones end at `at`, never
+        before they began; "narrow": closed ones that ended after `at` now end there); returns
+        (id, memory) of what was closed. The unit's view drops them."""
 
     def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
         """Store one add's rows; the unit's view follows it (its current memories)."""
@@ -61,9 +73,7 @@ class Writer(Protocol):
 
 
 class _UnitWriter:
-    """What both writers share: the unit, the scope view that follows each add, the reads."""
-
-    batched = False
+    """What both writers share: the unit, the scope view that follows each add, the store reads."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
@@ -72,10 +82,6 @@ class _UnitWriter:
 
     def _reset(self) -> None:
         self._entries: dict[str, ScopeEntry] = {}
-        self._pending: dict[str, list[pa.Table]] = {}
-        self._pending_ids: dict[str, set[str]] = {}        # scope -> memory ids not written yet
-        self._pending_keys: dict[str, set[str]] = {}       # scope -> subject|slot keys not written yet
-        self._pruned: list[tuple[str, list[str]]] = []
 
     @contextlib.contextmanager
     def unit(self, step: str = "commit") -> Iterator[_UnitWriter]:
@@ -87,6 +93,9 @@ class _UnitWriter:
         finally:
             self._reset()
 
+    def flush(self) -> None:
+        """Write what is pending (the batched writer), inside the unit's transaction."""
+
     # -- reads --------------------------------------------------------------------------------
     def entry(self, scope_key: str) -> ScopeEntry:
         e = self._entries.get(scope_key)
@@ -94,44 +103,50 @@ class _UnitWriter:
             e = self._entries[scope_key] = self.cache.entry(self.db, scope_key)
         return e
 
-    def slot_rows(self, name: str, params: dict[str, Any], keys: Iterable[str]) -> list[tuple]:
-        if self._pending_keys.get(params["scope_key"], set()) & set(keys):
-            self.flush()
-        return self.db.rows(name, params)
+    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
+        return self.db.rows("queries/current_slot_memories", {"scope_key": scope_key, "keys": list(keys), "now": now})
 
-    def close(self, name: str, params: dict[str, Any]) -> list[tuple]:
-        if self._pending_ids.get(params["scope_key"], set()) & set(params["ids"]):
-            self.flush()
-        closed = self.db.rows(name, params, writes=True)
-        e = self.entry(params["scope_key"])
-        with self.cache.lock:
-            e.drop([r[0] for r in closed])
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+        return self.db.rows("queries/slot_history_memories", {"scope_key": scope_key, "key": key, "now": now})
+
+    def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
+              now: dt.datetime) -> list[tuple]:
+        closed = self._close_stored(kind, scope_key, list(ids), at, new_id, now)
+        self._drop(scope_key, [r[0] for r in closed])
         return closed
+
+    def _close_stored(self, kind: Closure, scope_key: str, ids: list[str], at: dt.datetime, new_id: str,
+                      now: dt.datetime) -> list[tuple]:
+        if not ids:
+            return []
+        return self.db.rows(CLOSE_SQL[kind], {"scope_key": scope_key, "ids": ids, "at": at, "new_id": new_id,
+                                              "now": now}, writes=True)
+
+    def _drop(self, scope_key: str, ids: list[str]) -> None:
+        e = self.entry(scope_key)
+        with self.cache.lock:
+            e.drop(ids)
 
     # -- writes -------------------------------------------------------------------------------
     def append(self, tables: dict[str, pa.Table]) -> None:
         self._store(tables)
 
     def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
-        sc = state.scope
-        mem = tables["memories"]
         self._store(tables)
-        if self.batched and mem.num_rows:
-            self._pending_ids.setdefault(sc.key, set()).update(mem.column("id").to_pylist())
-            self._pending_keys.setdefault(sc.key, set()).update(
-                f"{s}|{k}" for s, k in zip(mem.column("subject").to_pylist(), mem.column("slot").to_pylist()) if k)
         current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
-        e = self.entry(sc.key)
+        e = self.entry(state.scope.key)
         with self.cache.lock:
             e.extend([f.id for f in current], [f.hash for f in current], [f.text for f in current],
                      [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current])
-            ents = tables["entities"]
-            if ents.num_rows:
+        self._known(tables.get("entities"))
+
+    def _known(self, ents: pa.Table | None) -> None:
+        """The scope cache learns which entities are stored (so a later add skips the statement)."""
+        if ents is not None and ents.num_rows:
+            with self.cache.lock:
                 self.cache.known_entities.update(ents.column("id").to_pylist())
 
     def prune(self, scope_key: str, messages: pa.Table, keep: int) -> None:
-        if self.batched and self.cache.max_rows <= 0:
-            self.flush()            # no cached message list: the pruning read must see pending messages
         new = list(zip(messages.column("created_at").to_pylist(), messages.column("id").to_pylist())) \
             if messages.num_rows else []
         drop = self.cache.messages_to_prune(self.db, scope_key, new, keep)
@@ -145,19 +160,19 @@ class _UnitWriter:
     def _prune(self, scope_key: str, ids: list[str]) -> None:
         raise NotImplementedError
 
-    def flush(self) -> None:
-        """Write what is pending (the batched writer), inside the unit's transaction."""
-
 
 class ImmediateWriter(_UnitWriter):
     """Every table's rows are written as they come: one small statement per table with rows.
 
     >>> from memstore.store.database import Database
-    >>> ImmediateWriter(Database(":memory:", dim=2, embedder="t")).batched
-    False
+    >>> db = Database(":memory:", dim=2, embedder="t")
+    >>> w = ImmediateWriter(db)
+    >>> with w.unit("doc"):
+    ...     w.append({"history": pa.table({"id": ["h1"], "memory_id": ["m1"], "event": ["ADD"],
+    ...                                    "created_at": [dt.datetime(2024, 1, 1)]})})
+    ...     db.scalar("SELECT count(*) FROM history")        # written at once, committed with the unit
+    1
     """
-
-    batched = False
 
     def _store(self, tables: dict[str, pa.Table]) -> None:
         db = self.db
@@ -173,6 +188,24 @@ class ImmediateWriter(_UnitWriter):
         self.db.prune_messages(scope_key, ids)
 
 
+@dataclass
+class _Pending:
+    """The truth columns of a memory this unit has not written yet."""
+
+    scope_key: str
+    key: str | None                 # subject|slot
+    holds: bool                     # slot_value is set: the memory holds its slot
+    valid_from: dt.datetime
+    expires: dt.datetime | None
+    text: str
+    invalidated_at: dt.datetime | None = None
+    superseded_by: str | None = None
+    updated_at: dt.datetime | None = None      # set when the unit closed it (its row is then patched)
+
+    def unexpired(self, now: dt.datetime) -> bool:
+        return self.expires is None or self.expires > now
+
+
 class BatchedWriter(_UnitWriter):
     """Rows wait and are written once per table for the whole unit, as one Arrow batch each.
 
@@ -182,19 +215,70 @@ class BatchedWriter(_UnitWriter):
     >>> w = BatchedWriter(db)
     >>> with w.unit("doc"):
     ...     for n in range(3):
-    ...         w._store({"history": pa.table({"id": [f"h{n}"], "memory_id": ["m1"], "event": ["ADD"],
-    ...                                         "created_at": [dt.datetime(2024, 1, 1)]})})
+    ...         w.append({"history": pa.table({"id": [f"h{n}"], "memory_id": ["m1"], "event": ["ADD"],
+    ...                                        "created_at": [dt.datetime(2024, 1, 1)]})})
     ...     w.pending_rows, db.scalar("SELECT count(*) FROM history")
     (3, 0)
     >>> db.scalar("SELECT count(*) FROM history")
     3
     """
 
-    batched = True
+    def _reset(self) -> None:
+        super()._reset()
+        self._pending: dict[str, list[pa.Table]] = {}
+        self._mem: dict[str, _Pending] = {}          # memory id -> its truth columns, until written
+        self._pruned: list[tuple[str, list[str]]] = []
 
     @property
     def pending_rows(self) -> int:
         return sum(t.num_rows for parts in self._pending.values() for t in parts)
+
+    # -- the overlay of pending memories ------------------------------------------------------------
+    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
+        sc, now = state.scope.key, state.now
+        for f in state.facts:
+            if f.outcome == "added":
+                late = f.superseded_by
+                self._mem[f.id] = _Pending(
+                    sc, f"{f.subject}|{f.slot}" if f.slot else None, f.slot_value is not None,
+                    f.valid_from or state.timestamp or now, f.expires_at or state.expiration_date, f.text,
+                    invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
+        super().write(state, tables)
+
+    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
+        want = set(keys)
+        mine = [(mid, m.key, m.valid_from) for mid, m in self._mem.items()
+                if m.scope_key == scope_key and m.key in want and m.holds and m.invalidated_at is None
+                and m.unexpired(now)]
+        return super().slot_holders(scope_key, keys, now) + mine
+
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+        mine = [(mid, m.valid_from, m.invalidated_at) for mid, m in self._mem.items()
+                if m.scope_key == scope_key and m.key == key and m.unexpired(now)]
+        return super().slot_history(scope_key, key, now) + mine
+
+    def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
+              now: dt.datetime) -> list[tuple]:
+        ids = list(ids)
+        closed = self._close_stored(kind, scope_key, [i for i in ids if i not in self._mem], at, new_id, now)
+        for mid in ids:             # the same rules as sql/queries/supersede_memories / narrow_validity
+            m = self._mem.get(mid)
+            if m is None or m.scope_key != scope_key:
+                continue
+            if kind == "supersede" and m.invalidated_at is None:
+                m.invalidated_at = max(at, m.valid_from)
+            elif kind == "narrow" and m.invalidated_at is not None and m.invalidated_at > at:
+                m.invalidated_at = at
+            else:
+                continue
+            m.superseded_by, m.updated_at = new_id, now
+            closed.append((mid, m.text))
+        self._drop(scope_key, [r[0] for r in closed])
+        return closed
+
+    # -- rows ------------------------------------------------------------------------------------
+    def _known(self, ents: pa.Table | None) -> None:
+        """Entities are known once written (flush)."""
 
     def _store(self, tables: dict[str, pa.Table]) -> None:
         for name, rows in tables.items():
@@ -204,26 +288,48 @@ class BatchedWriter(_UnitWriter):
     def _prune(self, scope_key: str, ids: list[str]) -> None:
         self._pruned.append((scope_key, list(ids)))
 
+    def prune(self, scope_key: str, messages: pa.Table, keep: int) -> None:
+        if self.cache.max_rows <= 0:
+            self.flush()            # no cached message list: the pruning read must see pending messages
+        super().prune(scope_key, messages, keep)
+
+    def _memories(self, parts: list[pa.Table]) -> pa.Table:
+        """The pending memories with the truth columns the unit gave them since (closures)."""
+        whole = pa.concat_tables(parts, promote_options="default")
+        mems = [self._mem[i] for i in whole.column("id").to_pylist()]
+        if all(m.updated_at is None for m in mems):
+            return whole
+        for name, typ in (("invalidated_at", pa.timestamp("us")), ("superseded_by", pa.string()),
+                          ("updated_at", pa.timestamp("us"))):
+            given = whole.column(name).to_pylist()
+            values = [getattr(m, name) if m.updated_at is not None else g for m, g in zip(mems, given)]
+            whole = whole.set_column(whole.schema.get_field_index(name), name, pa.array(values, typ))
+        return whole
+
     def flush(self) -> None:
         pending, self._pending = self._pending, {}
         pruned, self._pruned = self._pruned, []
-        self._pending_ids, self._pending_keys = {}, {}
         db = self.db
         ents = pending.pop("entities", [])
         if ents:
             whole = pa.concat_tables(ents, promote_options="default")
             ids = whole.column("id").to_pylist()
             first = sorted({i: k for k, i in reversed(list(enumerate(ids)))}.values())     # one row per id
-            db.upsert_entities(whole.take(first))
+            keep = [k for k in first if ids[k] not in self.cache.known_entities]
+            if keep:
+                db.upsert_entities(whole.take(keep))
+                super()._known(whole)
         if pruned and "messages" in pending:      # a message pruned in the same unit is never written
             gone = {i for _, ids in pruned for i in ids}
             pending["messages"] = [t.filter(pa.array([i not in gone for i in t.column("id").to_pylist()]))
                                    for t in pending["messages"]]
         order = [t for t in ADD_TABLES if t in pending] + [t for t in pending if t not in ADD_TABLES]
         for name in order:
-            whole = pa.concat_tables(pending[name], promote_options="default")
+            whole = self._memories(pending[name]) if name == "memories" \
+                else pa.concat_tables(pending[name], promote_options="default")
             if whole.num_rows:
                 db.insert_arrow(name, whole)
+        self._mem = {}
         by_scope: dict[str, list[str]] = {}
         for scope_key, ids in pruned:
             by_scope.setdefault(scope_key, []).extend(ids)
