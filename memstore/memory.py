@@ -17,7 +17,6 @@ import os
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from memstore.api.analysis import AnalysisAPI
 from memstore.api.governance import GovernanceAPI
@@ -26,8 +25,7 @@ from memstore.api.interop import InteropAPI
 from memstore.api.truth import TruthAPI
 from memstore.config import MemoryConfig
 from memstore.errors import ArgumentError, IdentityError, NotFoundError
-from memstore.identity import IDENTITY_KEYS, Scope, check_metadata
-from memstore.ids import content_hash, new_id
+from memstore.identity import Scope, check_metadata
 from memstore.pipeline.add import run_add
 from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import normalise_messages
@@ -36,7 +34,8 @@ from memstore.records import history_record, memory_record
 from memstore.retrieval.filters import check_filters, compile_filters, trim_identity
 from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
-from memstore.store.database import Database, registered, vectors_table
+from memstore.store.database import Database
+from memstore.store.scope_cache import ScopeCache
 from memstore.store.sqlfiles import load_sql
 from memstore.timeutil import parse_time
 
@@ -83,9 +82,10 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
             cfg.path = os.environ["MEMSTORE_PATH"]
         self.config = cfg
         embedder = build_embedder(cfg.embedder)
-        db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only)
-        db.scope_cache.max_rows = cfg.scope_cache_rows
-        self._rt = Runtime(config=cfg, db=db, embedder=embedder)
+        cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
+        db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
+                      scope_cache=cache)
+        self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
 
     @classmethod
     def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":

@@ -8,6 +8,7 @@ from typing import Any
 from memstore.config import MemoryConfig
 from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
+from memstore.store.scope_cache import ScopeCache
 
 
 @dataclass
@@ -16,11 +17,14 @@ class Runtime:
     db: Database
     embedder: Embedder
     reranker: Any = None
+    cache: ScopeCache | None = None      # the in-process copy of the scopes (given to `db`), owned here
     _nlp: NLP | None = None
     _extractor: Extractor | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        if self.cache is None:
+            self.cache = self.db.scope_cache
         # An erasure a crash or a full disk interrupted is finished before the store serves
         # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
         # doctor() reports it.

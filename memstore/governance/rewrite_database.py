@@ -80,7 +80,7 @@ def rewrite_database(db: Any) -> dict[str, Any]:
         check_free_space(path, needed_space(path), "rewriting the store")   # before the checkpoint: on a
         db.run("rewrite:checkpoint", sql="CHECKPOINT")        # full disk it would invalidate the database
         before = os.path.getsize(path)
-        if getattr(db.scope_cache, "holders", 1) > 1:
+        if db.others_open:
             raise RewriteError(f"could not rewrite {path}: another connection in this process holds the file",
                                hint="a second Memory on the same path? close it, then retry with `memstore scrub` "
                                     "(Memory.scrub()); the rows are deleted but their old bytes may remain")

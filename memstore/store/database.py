@@ -26,7 +26,7 @@ from memstore.analysis.quoting import sql_ident
 from memstore.errors import (PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
                              StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
-from memstore.store.scope_cache import ScopeCache, cache_for, release_cache
+from memstore.store.scope_cache import ScopeCache
 from memstore.store.sqlfiles import load_sql, migration_files
 
 log = logging.getLogger("memstore.store")
@@ -39,7 +39,8 @@ class InjectedFault(RuntimeError):
 class Database:
     """A DuckDB file with memstore's schema, thread-local cursors and one write lock."""
 
-    def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False,
+                 scope_cache: ScopeCache | None = None) -> None:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -49,9 +50,11 @@ class Database:
         self.write_lock = threading.RLock()
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
         self.trace: Callable[[str, str, Any, float], None] | None = None
-        self.scope_cache: ScopeCache = cache_for(self.path)
-        # freed when the last Database on this file closes, or is garbage-collected unclosed
-        self._release = weakref.finalize(self, release_cache, self.path, self.scope_cache)
+        # the owner's (a Memory's Runtime) copy of the scopes; told of every change it cannot follow
+        self.scope_cache: ScopeCache = scope_cache if scope_cache is not None else ScopeCache()
+        # how many Database objects of this process have the file open (the file guard, rewrites)
+        self._release = weakref.finalize(self, _closed, self.path)
+        _opened(self.path)
         self._columns: dict[str, dict[str, str]] = {}
         self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
         self.has_vss = load_extension(self._con, "vss")
@@ -80,6 +83,13 @@ class Database:
             self._con.close()
         self._drop_file_guard(closing=True)
         self._release()      # runs once
+        self.scope_cache.invalidate()      # frees the copies (and any snapshot built on them)
+
+    @property
+    def others_open(self) -> bool:
+        """Does another Database object of this process have the same file open?"""
+        with _OPEN_LOCK:
+            return _OPEN.get(os.path.realpath(self.path), 0) > 1
 
     @property
     def raw_connection(self) -> duckdb.DuckDBPyConnection:
@@ -99,7 +109,7 @@ class Database:
         fd = getattr(self, "_file_guard", None)
         if fd is None:
             return
-        if closing and getattr(self.scope_cache, "holders", 1) > 1:
+        if closing and self.others_open:
             return     # another Database of this process has the file open: closing fd would unlock it
         self._file_guard = None
         with contextlib.suppress(OSError):
@@ -514,6 +524,26 @@ class Scratch:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_OPEN: dict[str, int] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _opened(path: str) -> None:
+    if path != ":memory:":
+        with _OPEN_LOCK:
+            key = os.path.realpath(path)
+            _OPEN[key] = _OPEN.get(key, 0) + 1
+
+
+def _closed(path: str) -> None:
+    if path != ":memory:":
+        with _OPEN_LOCK:
+            key = os.path.realpath(path)
+            _OPEN[key] = _OPEN.get(key, 1) - 1
+            if _OPEN[key] <= 0:
+                del _OPEN[key]
 
 
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:

@@ -134,7 +134,11 @@ def _grow(arr: np.ndarray, cap: int) -> np.ndarray:
 
 
 class ScopeCache:
-    """Per-store registry of ScopeEntry objects (shared by every Database on the same file)."""
+    """The ScopeEntry objects of one open store. Its owner (the Runtime of a Memory) creates it
+    with the configured size (`scope_cache_rows`) and hands it to its Database, which reports
+    every change it cannot follow (`invalidate`, `after_commit`); the writers keep it current as
+    they store adds. A second Memory on the same file has its own: it sees the first one's
+    commits through the files' fingerprint."""
 
     def __init__(self, max_rows: int = 200_000) -> None:
         self.max_rows = max_rows
@@ -148,7 +152,6 @@ class ScopeCache:
         self.search_reload_at = -float("inf")    # when search last allowed a full reload
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
-        self.holders = 0                         # open Database objects sharing this cache
         # bumped by every change this cache sees (add, invalidation, a write behind our back):
         # derived copies (the search snapshots, memstore/retrieval/snapshot.py) are valid while it holds
         self.generation = 0
@@ -305,36 +308,6 @@ class ScopeCache:
                 gone = set(pruned)
                 merged = dict((mid, when) for when, mid in self.add_messages[scope_key] + new)
                 self.add_messages[scope_key] = sorted((when, mid) for mid, when in merged.items() if mid not in gone)
-
-
-_REGISTRY: dict[str, ScopeCache] = {}
-_REGISTRY_LOCK = threading.Lock()
-
-
-def cache_for(path: str, max_rows: int = 200_000) -> ScopeCache:
-    """The cache shared by every Database on this file (a new one for each in-memory store)."""
-    if path == ":memory:":
-        return ScopeCache(max_rows)
-    key = os.path.realpath(path)
-    with _REGISTRY_LOCK:
-        cache = _REGISTRY.get(key)
-        if cache is None:
-            cache = _REGISTRY[key] = ScopeCache(max_rows)
-        cache.holders += 1
-        return cache
-
-
-def release_cache(path: str, cache: ScopeCache) -> None:
-    """A Database on this file closed: the last one to close frees the cache."""
-    if path == ":memory:":
-        cache.invalidate()
-        return
-    key = os.path.realpath(path)
-    with _REGISTRY_LOCK:
-        cache.holders -= 1
-        if cache.holders <= 0 and _REGISTRY.get(key) is cache:
-            del _REGISTRY[key]
-            cache.invalidate()
 
 
 def file_fingerprint(path: str) -> tuple | None:
