@@ -135,17 +135,22 @@ def test_pruning_counts_messages_already_stored_before_this_process(store_path):
         assert kept == ["old 1", "old 2", "new 0", "new 1"]
 
 
-def test_the_cache_is_freed_when_the_last_memory_on_a_file_closes(store_path):
-    from memstore.store import scope_cache
-
-    a = Memory(store_path, config=HASHING)
-    b = Memory(store_path, config=HASHING)
-    a.add("I live in Boston", user_id="alice")
-    key = next(k for k in scope_cache._REGISTRY if k.endswith("memstore.duckdb") and a.db.scope_cache is scope_cache._REGISTRY[k])
+def test_each_memory_owns_its_cache_and_sees_the_others_writes(store_path):
+    """Two Memory objects on one file: each cache has its own config's size (no opener resizes
+    another's), a fact one stores is a duplicate for the other (it sees the files change), and
+    closing a Memory frees its copies."""
+    a = Memory(store_path, config={**HASHING, "scope_cache_rows": 1000})
+    b = Memory(store_path, config={**HASHING, "scope_cache_rows": 0})
+    assert a.db.scope_cache is not b.db.scope_cache
+    assert (a.db.scope_cache.max_rows, b.db.scope_cache.max_rows) == (1000, 0)
+    a.add("I live in Boston", user_id="alice")                # a's cache now holds alice's scope
+    assert a.db.scope_cache.entries
+    b.add("I like jazz", user_id="alice")                     # written behind a's back
+    assert [r["event"] for r in a.add("I like jazz", user_id="alice")["results"]] == []
     a.close()
-    assert scope_cache._REGISTRY.get(key) is b.db.scope_cache      # b still uses it
+    assert not a.db.scope_cache.entries                       # nothing kept for a closed Memory
+    assert {r["memory"] for r in b.get_all(user_id="alice")["results"]} == {"Alice lives in Boston", "Alice likes jazz"}
     b.close()
-    assert key not in scope_cache._REGISTRY                          # nothing kept for a closed store
 
 
 def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
@@ -186,13 +191,12 @@ def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
 
 def test_an_unclosed_memory_frees_its_cache_when_collected(store_path):
     import gc
-
-    from memstore.store import scope_cache
+    import weakref
 
     m = Memory(store_path, config=HASHING)
     m.add("I live in Boston", user_id="alice")
-    cache = m.db.scope_cache
-    assert cache in scope_cache._REGISTRY.values()
+    cache = weakref.ref(m.db.scope_cache)
+    assert cache() is not None and cache().entries
     del m
     gc.collect()
-    assert cache not in scope_cache._REGISTRY.values()
+    assert cache() is None                 # no module keeps a closed or forgotten store's copies
