@@ -362,10 +362,10 @@ class Database:
             "norms": ents.column("norm").to_pylist(), "labels": ents.column("label").to_pylist(),
             "created_at": ents.column("created_at")[0].as_py()}, writes=True)
 
-    def prune_messages(self, scope_key: str, ids: list[str]) -> None:
-        """Delete these messages of the scope (add()'s pruning beyond `messages_kept`)."""
+    def prune_messages(self, scope_keys: list[str], ids: list[str]) -> None:
+        """Delete these messages of these scopes (add()'s pruning beyond `messages_kept`)."""
         if ids:
-            self.run("queries/prune_messages_by_id", {"scope_key": scope_key, "ids": list(ids)}, writes=True)
+            self.run("queries/prune_messages_by_id", {"scope_keys": list(scope_keys), "ids": list(ids)}, writes=True)
 
     def run_instance(self, name: str, sql: str) -> list[tuple]:
         """Run an instance-wide statement (SET, ATTACH, COPY FROM DATABASE, DETACH, CHECKPOINT of

@@ -185,7 +185,7 @@ class ImmediateWriter(_UnitWriter):
                 (db.insert_rows if name in ADD_TABLES else db.insert_arrow)(name, rows)
 
     def _prune(self, scope_key: str, ids: list[str]) -> None:
-        self.db.prune_messages(scope_key, ids)
+        self.db.prune_messages([scope_key], ids)
 
 
 @dataclass
@@ -330,8 +330,6 @@ class BatchedWriter(_UnitWriter):
             if whole.num_rows:
                 db.insert_arrow(name, whole)
         self._mem = {}
-        by_scope: dict[str, list[str]] = {}
-        for scope_key, ids in pruned:
-            by_scope.setdefault(scope_key, []).extend(ids)
-        for scope_key, ids in by_scope.items():
-            db.prune_messages(scope_key, list(dict.fromkeys(ids)))
+        if pruned:                      # one statement for every scope the unit pruned
+            db.prune_messages(list(dict.fromkeys(k for k, _ in pruned)),
+                              list(dict.fromkeys(i for _, ids in pruned for i in ids)))
