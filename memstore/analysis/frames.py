@@ -21,7 +21,7 @@ string: `pl.col("metadata").str.json_decode()` turns it into a struct.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -29,6 +29,9 @@ from memstore.analysis.quoting import sql_ident
 from memstore.errors import IdentityError, MemstoreError
 from memstore.identity import IDENTITY_KEYS
 from memstore.errors import UnknownFrameError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 TABLE_FRAMES = {
     "memories": "memories",
@@ -96,7 +99,7 @@ def frame_query(name: str, scope: dict[str, str], *, columns: list[str], embeddi
     return select + where + order_sql, params
 
 
-def relation_columns(db: Any, relation: str) -> list[str]:
+def relation_columns(db: Database, relation: str) -> list[str]:
     """Column names of a table or view in the main schema (empty when there is none)."""
     rows = db.rows("relation_columns", {"name": relation}, sql=(
         "SELECT column_name FROM duckdb_columns() WHERE table_name = $name AND schema_name IN ('main', 'temp') "
@@ -104,7 +107,7 @@ def relation_columns(db: Any, relation: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def read_frame(db: Any, name: str, scope: dict[str, Any] | None = None, *, embeddings: bool = False) -> pl.DataFrame:
+def read_frame(db: Database, name: str, scope: dict[str, Any] | None = None, *, embeddings: bool = False) -> pl.DataFrame:
     """The frame `name` (see the module docstring) as Polars."""
     from memstore.store.views import ensure_views, view_files
 

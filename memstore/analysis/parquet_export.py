@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
@@ -36,6 +36,9 @@ from memstore.analysis.quoting import sql_ident, sql_string
 from memstore.errors import ExportError, ReadOnlyError
 from memstore.identity import IDENTITY_KEYS
 from memstore.ids import new_id
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 MANIFEST = "manifest.json"
 FORMAT = "memstore-parquet-export"
@@ -59,7 +62,7 @@ def parquet_rows(path: str | os.PathLike) -> int:
     return int(pq.read_metadata(path).num_rows)
 
 
-def store_tables(db: Any) -> dict[str, list[tuple[str, str]]]:
+def store_tables(db: Database) -> dict[str, list[tuple[str, str]]]:
     """{table: [(column, type), ...]} for the store's tables, excluding NOT_EXPORTED."""
     rows = db.rows("store_tables", sql=(
         "SELECT c.table_name, c.column_name, c.data_type FROM duckdb_columns() c "
@@ -73,7 +76,7 @@ def store_tables(db: Any) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def schema_version(db: Any) -> tuple[int, list[str]]:
+def schema_version(db: Database) -> tuple[int, list[str]]:
     rows = db.rows("schema_version", sql="SELECT version, name FROM schema_migrations ORDER BY version")
     return (max((r[0] for r in rows), default=0), [r[1] for r in rows])
 
@@ -98,14 +101,14 @@ def _part_sql(col: str) -> str:
     return f"CASE WHEN {c} IS NULL THEN 'null' ELSE md5({c}) END"
 
 
-def _copy(db: Any, select: str, target: Path, params: dict[str, str], partition: str | None = None) -> None:
+def _copy(db: Database, select: str, target: Path, params: dict[str, str], partition: str | None = None) -> None:
     opts = "FORMAT parquet, COMPRESSION zstd"
     if partition:
         opts += f", PARTITION_BY ({sql_ident(partition)})"
     db.run("export:copy", params or None, sql=f"COPY ({select}) TO {sql_string(target)} ({opts})")
 
 
-def _export_table(db: Any, out: Path, table: str, columns: list[str], where: str, params: dict[str, str],
+def _export_table(db: Database, out: Path, table: str, columns: list[str], where: str, params: dict[str, str],
                   partition_by: str | None) -> list[dict[str, Any]]:
     folder = out / table
     folder.mkdir()
@@ -129,7 +132,7 @@ def _export_table(db: Any, out: Path, table: str, columns: list[str], where: str
     return files
 
 
-def export_parquet(db: Any, directory: str | os.PathLike, *, scope: dict[str, Any] | None = None,
+def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[str, Any] | None = None,
                    partition_by: str | None = "user_id", embedder: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write every table of `db` under `directory` (must be new or empty); returns the manifest."""
     if db.read_only:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.parquet_export import FORMAT, MANIFEST, parquet_rows, sha256_file, store_tables
 from memstore.analysis.quoting import sql_ident
 from memstore.errors import ExportError
 from memstore.store.sqlfiles import migration_files
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 
 def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
@@ -70,7 +73,7 @@ def verify_export(directory: str | os.PathLike) -> dict[str, Any]:
     return manifest
 
 
-def load_export(db: Any, directory: str | os.PathLike, manifest: dict[str, Any]) -> dict[str, int]:
+def load_export(db: Database, directory: str | os.PathLike, manifest: dict[str, Any]) -> dict[str, int]:
     """Insert every exported table into `db` in one transaction; returns rows per table."""
     root = Path(directory).resolve()
     targets = store_tables(db)

@@ -25,7 +25,7 @@ memstore.errors.ReadOnlyError: m.sql() runs read-only queries, not DELETE statem
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -34,6 +34,9 @@ from sqlglot import exp
 
 from memstore.errors import QueryError, ReadOnlyError
 from memstore.store.database import Scratch
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 _QUERY_ROOTS = (exp.Query, exp.Values, exp.Subquery, exp.Describe, exp.Summarize, exp.Show)
 _WRITE_NODES = tuple(getattr(exp, n) for n in (
@@ -116,7 +119,7 @@ def check_readonly(sql: str, *, known: set[str], allow_files: bool = False,
     return tree
 
 
-def known_relations(db: Any) -> tuple[set[str], set[str]]:
+def known_relations(db: Database) -> tuple[set[str], set[str]]:
     """Lower-case names of every table and view a query may read (system views included), and of
     the store's own ones (for error messages)."""
     rows = db.rows("known_relations", sql=(
@@ -124,7 +127,7 @@ def known_relations(db: Any) -> tuple[set[str], set[str]]:
     return {str(r[0]).lower() for r in rows}, {str(r[0]).lower() for r in rows if not r[1]}
 
 
-def run_readonly(db: Any, sql: str, params: Any = None, *, allow_files: bool = False) -> pl.DataFrame:
+def run_readonly(db: Database, sql: str, params: Any = None, *, allow_files: bool = False) -> pl.DataFrame:
     """Check `sql` (see the module docstring) and run it on a locked-down connection, return Polars."""
     from memstore.store.views import ensure_views
 
@@ -204,7 +207,7 @@ def _needed_columns(tree: exp.Expression) -> set[str] | None:
     return names
 
 
-def _load_relations(db: Any, scratch: Scratch, names: set[str], columns: set[str] | None) -> None:
+def _load_relations(db: Database, scratch: Scratch, names: set[str], columns: set[str] | None) -> None:
     from memstore.analysis.quoting import sql_ident
 
     for name in sorted(names):

@@ -12,11 +12,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 
 from memstore.analysis.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
 from memstore.identity import IDENTITY_KEYS
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 MEMORY_REF_COLUMNS = ("memory_id", "src_id", "dst_id")
 # Bookkeeping tables: no personal content by design (the byte scan checks them like the rest).
@@ -38,7 +41,7 @@ def table_label(schema: str, table: str) -> str:
     return table if schema == "main" else f"{schema}.{table}"
 
 
-def table_columns(db: Any) -> dict[tuple[str, str], dict[str, str]]:
+def table_columns(db: Database) -> dict[tuple[str, str], dict[str, str]]:
     """(schema, table) → {column: type} for every base table."""
     out: dict[tuple[str, str], dict[str, str]] = {}
     for schema, table, column, dtype in db.rows("queries/governance_columns"):
@@ -66,7 +69,7 @@ def identity_condition(scope: dict[str, str], columns: Sequence[str] | dict[str,
     return " AND ".join(f"{prefix}{quote_ident(k)} = ${k}" for k in sorted(scope))
 
 
-def scope_row_counts(db: Any, scope: dict[str, str]) -> dict[str, int]:
+def scope_row_counts(db: Database, scope: dict[str, str]) -> dict[str, int]:
     """Rows matching the scope's identity in every table that has the identity columns."""
     out = {}
     for (schema, table), cols in table_columns(db).items():

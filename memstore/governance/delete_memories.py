@@ -3,7 +3,7 @@ transaction; history records a DELETE event (with or without text per the histor
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -12,8 +12,11 @@ from memstore.store.database import registered
 from memstore.write.history import history_table, row_events
 from memstore.store.sqlfiles import load_sql
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
-def delete_memories(rt: Any, *, ids: list[str] | None = None, scope: Scope | None = None,
+
+def delete_memories(rt: Runtime, *, ids: list[str] | None = None, scope: Scope | None = None,
                     actor_id: str | None = None) -> int:
     """Delete by ids or by identity (every memory whose identity columns match). Returns the count."""
     db, cfg = rt.db, rt.config

@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
@@ -34,6 +34,9 @@ from memstore.governance.catalog import relation, table_columns
 from memstore.identity import IDENTITY_KEYS
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 COLUMNS = {"check": pl.Utf8, "severity": pl.Utf8, "table": pl.Utf8, "row_id": pl.Utf8, "detail": pl.Utf8,
            "repairable": pl.Boolean, "repaired": pl.Boolean}
@@ -64,12 +67,12 @@ def _sql(name: str, severity: str, repair: bool, when: Callable[[Any], bool] = l
 
 
 # -- checks that need Python ------------------------------------------------------------------------
-def _keyed_tables(rt: Any) -> list[tuple[str, str]]:
+def _keyed_tables(rt: Runtime) -> list[tuple[str, str]]:
     need = {"id", "scope_key", *IDENTITY_KEYS}
     return [t for t, cols in table_columns(rt.db).items() if need <= set(cols) and t[0] == "main"]
 
 
-def find_scope_key_mismatch(rt: Any) -> Rows:
+def find_scope_key_mismatch(rt: Runtime) -> Rows:
     out: Rows = []
     for schema, table in _keyed_tables(rt):
         sql = load_sql("queries/doctor/scope_key_mismatch").replace("/*TABLE*/", relation(schema, table))
@@ -77,13 +80,13 @@ def find_scope_key_mismatch(rt: Any) -> Rows:
     return out
 
 
-def repair_scope_key_mismatch(rt: Any) -> None:
+def repair_scope_key_mismatch(rt: Runtime) -> None:
     for schema, table in _keyed_tables(rt):
         sql = load_sql("queries/doctor/repair_scope_key_mismatch").replace("/*TABLE*/", relation(schema, table))
         rt.db.run("doctor:repair_scope_key_mismatch", sql=sql)
 
 
-def find_embedding_dim(rt: Any) -> Rows:
+def find_embedding_dim(rt: Runtime) -> Rows:
     """The embedding columns' declared size must equal the store's and the embedder's dimension."""
     out: Rows = []
     stored = rt.db.meta("dim")
@@ -98,7 +101,7 @@ def find_embedding_dim(rt: Any) -> Rows:
     return out
 
 
-def repair_bad_embeddings(rt: Any) -> None:
+def repair_bad_embeddings(rt: Runtime) -> None:
     rows = rt.db.rows("queries/doctor/bad_embedding_texts")
     if not rows:
         return
@@ -107,22 +110,22 @@ def repair_bad_embeddings(rt: Any) -> None:
         rt.db.run("queries/doctor/repair_bad_embeddings")
 
 
-def _exports(rt: Any) -> list[tuple[str, str, str]]:
+def _exports(rt: Runtime) -> list[tuple[str, str, str]]:
     return [tuple(r) for r in rt.db.rows("queries/list_exports")]
 
 
-def find_missing_exports(rt: Any) -> Rows:
+def find_missing_exports(rt: Runtime) -> Rows:
     return [("exports", eid, f"registered export {path} does not exist")
             for eid, path, _ in _exports(rt) if not Path(path).is_dir()]
 
 
-def repair_missing_exports(rt: Any) -> None:
+def repair_missing_exports(rt: Runtime) -> None:
     gone = [eid for eid, path, _ in _exports(rt) if not Path(path).is_dir()]
     with registered(rt.db, "gone", pa.table({"id": pa.array(gone, pa.string())})):
         rt.db.run("queries/doctor/unregister_missing_exports")
 
 
-def find_export_checksums(rt: Any) -> Rows:
+def find_export_checksums(rt: Runtime) -> Rows:
     """Files listed in an export manifest must exist with the listed sha256."""
     from memstore.governance.erase_exports import sha256_file
 
@@ -142,7 +145,7 @@ def find_export_checksums(rt: Any) -> Rows:
     return out
 
 
-def _leftovers(rt: Any) -> list[Path]:
+def _leftovers(rt: Runtime) -> list[Path]:
     found: list[Path] = []
     if rt.db.path != ":memory:":
         base = Path(rt.db.path)
@@ -153,29 +156,29 @@ def _leftovers(rt: Any) -> list[Path]:
     return found
 
 
-def find_leftover_files(rt: Any) -> Rows:
+def find_leftover_files(rt: Runtime) -> Rows:
     """Temporary files an interrupted erasure left (they may hold erased bytes)."""
     return [("files", str(p), "temporary file left by an interrupted rewrite") for p in _leftovers(rt)]
 
 
-def repair_leftover_files(rt: Any) -> None:
+def repair_leftover_files(rt: Runtime) -> None:
     from memstore.governance.scrub_files import remove_scrubbing
 
     for p in _leftovers(rt):
         remove_scrubbing(p)
 
 
-def find_pending_erasures(rt: Any) -> Rows:
+def find_pending_erasures(rt: Runtime) -> Rows:
     from memstore.governance.erasure_journal import pending_erasures
 
     return [tuple(r) for r in rt.db.rows("queries/doctor/pending_erasures")] if pending_erasures(rt.db) else []
 
 
-def repair_pending_erasures(rt: Any) -> None:
+def repair_pending_erasures(rt: Runtime) -> None:
     """Runs outside the repair transaction (it rewrites the file): see run_doctor."""
 
 
-def _history_on(rt: Any) -> bool:
+def _history_on(rt: Runtime) -> bool:
     from memstore.write.history import keeps_history
 
     return keeps_history(rt.config.history)
@@ -208,7 +211,7 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def find_violations(rt: Any, checks: tuple[Check, ...] = CHECKS) -> list[dict[str, Any]]:
+def find_violations(rt: Runtime, checks: tuple[Check, ...] = CHECKS) -> list[dict[str, Any]]:
     """Every violation of every applicable check, as dicts (the frame's rows)."""
     out = []
     for c in checks:
@@ -221,7 +224,7 @@ def find_violations(rt: Any, checks: tuple[Check, ...] = CHECKS) -> list[dict[st
     return out
 
 
-def run_doctor(rt: Any, *, repair: bool = False, checks: tuple[Check, ...] = CHECKS) -> pl.DataFrame:
+def run_doctor(rt: Runtime, *, repair: bool = False, checks: tuple[Check, ...] = CHECKS) -> pl.DataFrame:
     """Run the checks; with `repair`, fix what is safe (one transaction per pass) and mark what got
     fixed. A repair can expose the next violation (postings of a missing memory gone → their
     entity is orphaned), so repairs run again, up to three passes, on what surfaced."""

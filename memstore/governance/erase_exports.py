@@ -19,7 +19,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -31,6 +31,9 @@ from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
 from memstore.identity import IDENTITY_KEYS
 from memstore.store.database import Scratch
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 
 @dataclass
@@ -67,12 +70,12 @@ def partition_values(rel_path: str) -> dict[str, str]:
     return out
 
 
-def registered_exports(db: Any) -> list[tuple[str, str, str]]:
+def registered_exports(db: Database) -> list[tuple[str, str, str]]:
     """(id, path, kind) of every registered export."""
     return [tuple(r) for r in db.rows("queries/list_exports")]
 
 
-def erase_exports(db: Any, scope: dict[str, str], memory_ids: list[str], entity_ids: list[str],
+def erase_exports(db: Database, scope: dict[str, str], memory_ids: list[str], entity_ids: list[str],
                   needles: list[str], *, resumed: bool = False) -> ExportErasure:
     """Rewrite every registered export without the scope. Returns what was done. `resumed`: an
     interrupted erasure is being finished, so a file whose checksum differs from its manifest entry
@@ -105,7 +108,7 @@ def names_value(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])", re.IGNORECASE)
 
 
-def rename_named_exports(db: Any, scope: dict[str, str], out: ExportErasure) -> None:
+def rename_named_exports(db: Database, scope: dict[str, str], out: ExportErasure) -> None:
     """A registered export folder whose name holds one of the scope's values (`dsar-alice/`) is
     renamed `export-<export id>` and re-registered, so neither the disk nor the registry keeps the
     id. The new name is fixed by the export id, so an interrupted erasure resumes: a folder already
@@ -125,7 +128,7 @@ def rename_named_exports(db: Any, scope: dict[str, str], out: ExportErasure) -> 
                               "renamed_to": str(target)})
 
 
-def _erase_one(db: Any, scratch: Scratch, root: Path, manifest_path: Path,
+def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
                scope: dict[str, str], out: ExportErasure, needles: list[str], resumed: bool = False) -> None:
     for leftover in root.rglob("*.erase-tmp"):      # an interrupted rewrite's copy
         remove_scrubbing(leftover)
@@ -252,7 +255,7 @@ def _params(scope: dict[str, str], cond: str) -> dict[str, str] | None:
     return used or None
 
 
-def _db_unused(db: Any, ids: set[str]) -> list[str]:
+def _db_unused(db: Database, ids: set[str]) -> list[str]:
     """Of these entity ids, those no live posting in the database names."""
     if not ids:
         return []

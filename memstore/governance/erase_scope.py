@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -43,6 +43,10 @@ from memstore.governance.verify_erasure import pick_needles
 from memstore.identity import IDENTITY_KEYS
 from memstore.store.database import registered
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
+
 
 @dataclass
 class ErasedScope:
@@ -57,7 +61,7 @@ class ErasedScope:
     needles: list[str] = field(default_factory=list)
 
 
-def erase_scope(rt: Any, scope: dict[str, str],
+def erase_scope(rt: Runtime, scope: dict[str, str],
                 before_commit: Callable[[ErasedScope], None] | None = None) -> ErasedScope:
     """Delete the scope's rows everywhere (one transaction) and return counts, ids and needles.
     `before_commit(out)` runs inside the transaction after the deletes (forget journals there)."""
@@ -115,7 +119,7 @@ def _conditions(scope: dict[str, str], cols: dict[str, str]) -> list[str]:
     return conds
 
 
-def _delete(db: Any, out: ErasedScope, schema: str, table: str, conds: list[str], named: dict[str, str]) -> None:
+def _delete(db: Database, out: ErasedScope, schema: str, table: str, conds: list[str], named: dict[str, str]) -> None:
     sql = f"DELETE FROM {relation(schema, table)} WHERE " + " OR ".join(conds)
     used = {k: v for k, v in named.items() if f"${k}" in sql}
     n = db.run(f"forget:{table}", used or None, sql=sql).fetchone()[0]
@@ -123,7 +127,7 @@ def _delete(db: Any, out: ErasedScope, schema: str, table: str, conds: list[str]
     out.rows_removed[key] = out.rows_removed.get(key, 0) + int(n)
 
 
-def _collect(db: Any, tables: dict, named: dict[str, str], pairs: list[tuple[str, str]]) -> list[str]:
+def _collect(db: Database, tables: dict, named: dict[str, str], pairs: list[tuple[str, str]]) -> list[str]:
     """Distinct values of column `col` over the scope's rows of each (table, col) in `pairs`."""
     values: dict[str, None] = {}
     for table, col in pairs:

@@ -28,9 +28,12 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.governance.scrub_files import fsync_path, remove_scrubbing
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 _MEMORY_SIDECARS: dict[str, bytes] = {}      # in-memory stores keep their sidecar in the process
 
@@ -129,7 +132,7 @@ def sidecar_ids(db_path: str) -> list[str]:
     return sorted(n[len(prefix):] for n in names if n.startswith(prefix) and os.path.isfile(os.path.join(folder, n)))
 
 
-def pending_erasures(db: Any) -> list[dict[str, Any]]:
+def pending_erasures(db: Database) -> list[dict[str, Any]]:
     """Unfinished erasures (rows of pending_erasures), JSON columns decoded; [] before the migration."""
     if "pending_erasures" not in {t for (s, t) in _tables(db)}:
         return []
@@ -141,7 +144,7 @@ def pending_erasures(db: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def drop_orphan_sidecars(db: Any) -> list[str]:
+def drop_orphan_sidecars(db: Database) -> list[str]:
     """Scrub sidecars whose erasure never committed or whose receipt is already stored."""
     pending = {r["id"] for r in pending_erasures(db)}
     gone = []
@@ -152,7 +155,7 @@ def drop_orphan_sidecars(db: Any) -> list[str]:
     return gone
 
 
-def _tables(db: Any) -> set[tuple[str, str]]:
+def _tables(db: Database) -> set[tuple[str, str]]:
     return {tuple(r) for r in db.rows("erasure:tables",
                                       sql="SELECT schema_name, table_name FROM duckdb_tables() "
                                           "WHERE database_name = current_database()")}

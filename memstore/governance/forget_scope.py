@@ -14,7 +14,7 @@ import json
 import re
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.errors import ErasurePendingError, MemstoreError, StoreFullError
 from memstore.governance.erase_exports import erase_exports, names_value
@@ -32,6 +32,10 @@ from memstore.governance.verify_erasure import verify_erasure
 from memstore.identity import IDENTITY_KEYS
 from memstore.ids import new_id
 from memstore.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
 _EPHEMERAL_KEY = secrets.token_bytes(32)   # in-memory stores without MEMSTORE_RECEIPT_KEY
 
@@ -57,7 +61,7 @@ def receipt_key(db_path: str) -> bytes:
     return load_receipt_key(db_path) or _EPHEMERAL_KEY
 
 
-def forget_scope(rt: Any, scope: dict[str, str], *, actor_id: str | None = None, scrub: bool = True) -> dict[str, Any]:
+def forget_scope(rt: Runtime, scope: dict[str, str], *, actor_id: str | None = None, scrub: bool = True) -> dict[str, Any]:
     """Erase `scope` ({"user_id": ...} etc.) and return the stored receipt (see module doc)."""
     db = rt.db
     with db.write_lock:
@@ -87,7 +91,7 @@ def forget_scope(rt: Any, scope: dict[str, str], *, actor_id: str | None = None,
         return finish_erasure(db, pending, resumed=False)
 
 
-def finish_pending(db: Any, *, raise_errors: bool = True) -> list[dict[str, Any]]:
+def finish_pending(db: Database, *, raise_errors: bool = True) -> list[dict[str, Any]]:
     """Finish every journaled erasure (oldest first) and scrub sidecars nobody needs; returns the
     receipts stored. A read-only store cannot finish them (doctor reports them).
     With `raise_errors=False`, a failure is recorded on the journal row and the rest continue."""
@@ -105,7 +109,7 @@ def finish_pending(db: Any, *, raise_errors: bool = True) -> list[dict[str, Any]
     return out
 
 
-def finish_erasure(db: Any, pending: dict[str, Any], *, resumed: bool = True) -> dict[str, Any]:
+def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = True) -> dict[str, Any]:
     """Exports, rewrite, verification, receipt for one journaled erasure (idempotent: a crash at any
     point leaves it pending and running this again completes it)."""
     eid = pending["id"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -31,6 +31,9 @@ from memstore.errors import MemstoreError
 from memstore.identity import Scope
 from memstore.store.database import registered
 from memstore.errors import RetentionError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 TARGETS = ("messages", "history_text")
 
@@ -56,7 +59,7 @@ def _check(target: str, retain_days: Any = 0) -> None:
                              hint="None keeps forever", retain_days=retain_days)
 
 
-def set_policy(db: Any, target: str, retain_days: int | None, *, user_id: str | None = None,
+def set_policy(db: Database, target: str, retain_days: int | None, *, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
     """Create or replace the policy of (target, scope). Returns it."""
     _check(target, retain_days)
@@ -69,7 +72,7 @@ def set_policy(db: Any, target: str, retain_days: int | None, *, user_id: str | 
     return {k: v for k, v in row.items() if k != "id"}
 
 
-def clear_policy(db: Any, target: str, *, user_id: str | None = None, agent_id: str | None = None,
+def clear_policy(db: Database, target: str, *, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None) -> bool:
     """Remove the policy of (target, scope); True if one existed."""
     _check(target)
@@ -79,7 +82,7 @@ def clear_policy(db: Any, target: str, *, user_id: str | None = None, agent_id: 
     return bool(n)
 
 
-def apply_retention(db: Any, *, now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, int]:
+def apply_retention(db: Database, *, now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, int]:
     """Delete due messages and blank due history text in one transaction; returns the counts."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     with db.transaction("apply_retention"):

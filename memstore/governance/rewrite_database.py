@@ -36,12 +36,15 @@ import fcntl
 import os
 import shutil
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.quoting import sql_ident, sql_string
 from memstore.errors import MemstoreError, StoreFullError
 from memstore.governance.scrub_files import _fsync_dir, _zero_fd, fsync_path, remove_scrubbing
 from memstore.errors import RewriteError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 FLOAT_CODECS = "alp,alprd,chimp,patas"
 
@@ -66,7 +69,7 @@ def check_free_space(path: str, needed: int, what: str) -> None:
             path=path)
 
 
-def rewrite_database(db: Any) -> dict[str, Any]:
+def rewrite_database(db: Database) -> dict[str, Any]:
     """Replace `db`'s file by a compacted copy holding only live rows; returns what was done
     (method, sizes, seconds). An in-memory database has no bytes to scrub: method 'in_memory'."""
     if db.path == ":memory:":
@@ -128,7 +131,7 @@ def _no_space(exc: BaseException) -> bool:
     return getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in text or "disk is full" in text.lower()
 
 
-def _copy_live(db: Any, dst: str) -> None:
+def _copy_live(db: Database, dst: str) -> None:
     """COPY FROM DATABASE through the store's own connection (it keeps the old file's lock)."""
     run = db.run_instance
     name = run("rewrite:database", "SELECT current_database()")[0][0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -15,8 +15,12 @@ from memstore.store.database import registered, vectors_table
 from memstore.write.history import HistoryEvent, history_table
 from memstore.write.rows import posting_rows
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
-def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | None,
+
+def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict | None,
                   expiration_date: dt.datetime | None, actor_id: str | None) -> dict[str, Any]:
     """See `Memory.update`: re-embeds and re-links changed text; refuses a text another current
     memory of the scope already holds (DuplicateMemoryError)."""
@@ -59,7 +63,7 @@ def update_memory(rt: Any, memory_id: str, text: str | None, metadata: dict | No
             "message": "Memory updated successfully!"}
 
 
-def _replace_postings(db: Any, memory_id: str, old: dict[str, Any], new_text: str, analysis: Any,
+def _replace_postings(db: Database, memory_id: str, old: dict[str, Any], new_text: str, analysis: Any,
                       now: dt.datetime) -> None:
     """The edited memory's slot, entities and keyword postings, rebuilt from its new text (the
     rows come from memstore/write/rows.py, as add() builds them); entities no memory names any
@@ -80,7 +84,7 @@ def _replace_postings(db: Any, memory_id: str, old: dict[str, Any], new_text: st
     db.insert_arrow("keyword_postings", kposts)
 
 
-def _check_still_writable(db: Any, memory_id: str, scope_key: str, new_text: str, changed: bool,
+def _check_still_writable(db: Database, memory_id: str, scope_key: str, new_text: str, changed: bool,
                           now: dt.datetime) -> None:
     """The memory still exists, and no other current memory of its scope already says the new text
     (one content hash per scope, as add() keeps it)."""

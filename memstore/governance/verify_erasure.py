@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.governance.catalog import (
     BOOKKEEPING_TABLES,
@@ -32,6 +32,9 @@ from memstore.governance.catalog import (
     table_label,
     text_columns,
 )
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 _TOKEN = re.compile(r"[^\W_][\w-]{5,}", re.UNICODE)
 MAX_TEXT_NEEDLES = 12
@@ -65,7 +68,7 @@ def row_text_sql(columns: Sequence[str]) -> str:
     return "concat_ws(chr(31), " + ", ".join(f"CAST({quote_ident(c)} AS VARCHAR)" for c in columns) + ")"
 
 
-def needle_rows(db: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> dict[str, dict[str, int]]:
+def needle_rows(db: Database, relations: dict[str, list[str]], needles: Sequence[str]) -> dict[str, dict[str, int]]:
     """For each relation (SQL name → text columns), how many of its rows hold each needle. `db` is
     the store's Database or a Scratch (anything with `rows(name, params, sql=)`)."""
     out: dict[str, dict[str, int]] = {}
@@ -85,7 +88,7 @@ def needle_rows(db: Any, relations: dict[str, list[str]], needles: Sequence[str]
     return out
 
 
-def live_needles(db: Any, relations: dict[str, list[str]], needles: Sequence[str]) -> set[str]:
+def live_needles(db: Database, relations: dict[str, list[str]], needles: Sequence[str]) -> set[str]:
     """Needles that occur in some row of the given relations."""
     return {n for per in needle_rows(db, relations, needles).values() for n in per}
 
@@ -166,7 +169,7 @@ def store_files(db_path: str) -> list[str]:
     return out
 
 
-def verify_erasure(db: Any, scope: dict[str, str], needles: Sequence[str], *, export_files: Sequence[str] = (),
+def verify_erasure(db: Database, scope: dict[str, str], needles: Sequence[str], *, export_files: Sequence[str] = (),
                    export_live: set[str] = frozenset(), export_rows_left: dict[str, int] | None = None
                    ) -> dict[str, Any]:
     """Evidence that the scope is gone, as a content-free summary (counts, file names, `ok`):

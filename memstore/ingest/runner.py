@@ -44,7 +44,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -68,6 +68,9 @@ from memstore.store.database import registered, vectors_table
 from memstore.ingest.batching import DocCache, context_probe, split_batches
 from memstore.write.rows import failed_run_params, ingest_log_rows
 from memstore.write.writer import BatchedWriter
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
@@ -99,14 +102,14 @@ class _Job:
         return len(self.keys)
 
 
-def run_ingest(rt: Any, paths: list[str], scope: Scope, options: IngestOptions) -> IngestReport:
+def run_ingest(rt: Runtime, paths: list[str], scope: Scope, options: IngestOptions) -> IngestReport:
     """Ingest `paths` into `scope`; returns the report (also stored in `ingest_runs`)."""
     options.check()
     return _Ingest(rt, scope, options).run(paths)
 
 
 class _Ingest:
-    def __init__(self, rt: Any, scope: Scope, options: IngestOptions) -> None:
+    def __init__(self, rt: Runtime, scope: Scope, options: IngestOptions) -> None:
         self.opt = options
         self.scope = scope
         self.db = rt.db

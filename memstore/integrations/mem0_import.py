@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from memstore.pipeline.types import AddState, Extraction, Fact
 from memstore.truth.slots import detect_slot
 from memstore.timeutil import TimeParseError, parse_time
 from memstore.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
 
 # payload keys that are mem0's own fields, not the caller's metadata
 _MEM0_FIELDS = frozenset({"data", "hash", "user_id", "agent_id", "run_id", "actor_id", "role", "created_at",
@@ -199,7 +202,7 @@ def plan_point(pid: str, payload: dict[str, Any], vector: Any, report: ImportRep
 
 
 # -- writing --------------------------------------------------------------------------------------
-def import_mem0(rt: Any, qdrant_path: str | os.PathLike, *, collection: str = "mem0",
+def import_mem0(rt: Runtime, qdrant_path: str | os.PathLike, *, collection: str = "mem0",
                 history: str | os.PathLike | None = None, keep_vectors: bool = False,
                 batch_size: int = 500) -> dict[str, Any]:
     """See `Memory.import_mem0`. Returns the report as a dict."""
@@ -237,7 +240,7 @@ def import_mem0(rt: Any, qdrant_path: str | os.PathLike, *, collection: str = "m
     return report.to_dict()
 
 
-def _write_chunk(rt: Any, chunk: list[_Planned], hist: dict[str, list[dict[str, Any]]],
+def _write_chunk(rt: Runtime, chunk: list[_Planned], hist: dict[str, list[dict[str, Any]]],
                  report: ImportReport) -> set[str]:
     """Analyse, embed and write one chunk in ONE transaction (a failure stores none of it, and the
     chunks before it stay: a re-run completes the rest); returns the ids written."""
@@ -330,7 +333,7 @@ def _state(scope: Scope, facts: list[Fact], now: dt.datetime) -> AddState:
 
 
 def _patch_tables(state: AddState, by_id: dict[str, _Planned], hist: dict[str, list[dict[str, Any]]],
-                  rt: Any, report: ImportReport) -> None:
+                  rt: Runtime, report: ImportReport) -> None:
     """Per-memory columns build_rows fills per add (metadata, times, actor), and mem0's history
     instead of one ADD event at import time."""
     import pyarrow as pa

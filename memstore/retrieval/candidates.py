@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from memstore.retrieval.fusion import Hits, Scope
 from memstore.store.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 
 def _sql(name: str, **parts: str) -> str:
@@ -24,7 +27,7 @@ def _sql(name: str, **parts: str) -> str:
     return text
 
 
-def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec: np.ndarray | None,
+def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, qvec: np.ndarray | None,
                use_cache: bool = True, records: bool = False) -> tuple[Scope, pa.Table]:
     """The filtered scope's rows (and the Arrow table they came from: with every memory column but
     the embedding when `records`); cosines from the scope cache's unit vectors when it holds them."""
@@ -69,7 +72,7 @@ def _hits_sql(posting_scope: str) -> str:
                 POSTING_SCOPE_E=re.sub(r"\bp\.", "e.", posting_scope))
 
 
-def load_hits(db: Any, scope: Scope, *, posting_scope: str, scope_params: dict[str, Any], terms: list[str],
+def load_hits(db: Database, scope: Scope, *, posting_scope: str, scope_params: dict[str, Any], terms: list[str],
               entities: dict[str, float]) -> Hits:
     """Postings of the query's terms and entities (one statement), restricted to the filtered scope."""
     ent_ids = list(entities)

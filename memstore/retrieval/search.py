@@ -14,7 +14,7 @@ import re
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -34,6 +34,10 @@ from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
 CHANNELS = ("semantic", "keyword", "entity")
 
@@ -123,7 +127,7 @@ def _bound(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if re.search(rf"\${re.escape(k)}\b", sql)}
 
 
-def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
+def candidate_table(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                     include_superseded: bool = False, show_expired: bool = False, as_of: dt.datetime | None = None,
                     channels: Sequence[str] = CHANNELS, weights: dict[str, float] | None = None,
                     timings: dict[str, float] | None = None, engine: str = "numpy") -> pa.Table:
@@ -138,7 +142,7 @@ def candidate_table(rt: Any, query: str, *, filters: dict[str, Any], limit: int,
                        timings=timings, engine=engine)[0]
 
 
-def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
+def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int, include_superseded: bool,
                 show_expired: bool, as_of: dt.datetime | None, channels: Sequence[str],
                 weights: dict[str, float] | None, timings: dict[str, float] | None, engine: str = "numpy",
                 records: bool = False) -> tuple[pa.Table, pa.Table | dict[str, dict[str, Any]] | None]:
@@ -233,7 +237,7 @@ def _candidates(rt: Any, query: str, *, filters: dict[str, Any], limit: int, inc
     return table, (scope_table if records else None)
 
 
-def _snapshot(db: Any, where: str, params: dict[str, Any], posting_scope: str,
+def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
               scope_params: dict[str, Any]) -> Snapshot | None:
     """The filter's search snapshot when valid (built on its second search in a cache generation),
     else None: memstore/retrieval/snapshot.py."""
@@ -290,7 +294,7 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
     return dict(w, _qslot=qslot, _periods=periods)
 
 
-def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
+def run_search(rt: Runtime, query: str, *, filters: dict[str, Any], top_k: int, threshold: float | None,
                explain: bool, include_superseded: bool, show_expired: bool, as_of: dt.datetime | None,
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
@@ -333,7 +337,7 @@ def run_search(rt: Any, query: str, *, filters: dict[str, Any], top_k: int, thre
     return out
 
 
-def _rerank(rt: Any, query: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rerank(rt: Runtime, query: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Apply rt.reranker(query, results) -> scores; on any failure keep the fused order and warn."""
     reranker = getattr(rt, "reranker", None)
     if reranker is None or not results:
@@ -354,7 +358,7 @@ def _rerank(rt: Any, query: str, results: list[dict[str, Any]]) -> list[dict[str
         return results
 
 
-def explain_frame(rt: Any, query: str, *, filters: dict[str, Any], limit: int = 1000, **kwargs: Any) -> pl.DataFrame:
+def explain_frame(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int = 1000, **kwargs: Any) -> pl.DataFrame:
     """The whole candidate table (every channel's candidates, every signal) joined with the text."""
     table = candidate_table(rt, query, filters=filters, limit=limit, **kwargs)
     frame = pl.from_arrow(table)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,10 @@ from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.retrieval.visibility import visibility_sql
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
 log = logging.getLogger("memstore.search_all")
 INDEX_NAME = "memories_embedding_hnsw"     # named in sql/queries/admin/*_hnsw_index.sql
@@ -32,7 +36,7 @@ def vector_literal(vec: np.ndarray, dim: int) -> str:
     return "[" + ",".join(repr(float(v)) for v in vals) + f"]::FLOAT[{int(dim)}]"
 
 
-def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
+def ensure_hnsw(db: Database, *, force: bool = False) -> bool:
     """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
     if not db.has_vss:
         raise MemstoreError("the DuckDB VSS extension is not available",
@@ -51,7 +55,7 @@ def ensure_hnsw(db: Any, *, force: bool = False) -> bool:
     return True
 
 
-def run_search_all(rt: Any, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
+def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False, show_expired: bool = False,
                    overfetch: int = 10) -> dict[str, Any]:
     from memstore.retrieval.search import check_limit, check_query

@@ -26,13 +26,16 @@ import collections
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from memstore.retrieval.fusion import Hits, Scope
 from memstore.store.sqlfiles import load_sql
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 MAX_ROWS = 20_000
 TOTAL_ROWS = 50_000         # ~1.6 kB a row with its vector: ~80 MB at most per store
@@ -163,7 +166,7 @@ def snapshots_for(cache: Any) -> SnapshotStore:
         return store
 
 
-def build_snapshot(db: Any, *, where: str, params: dict[str, Any], posting_scope: str, posting_scope_e: str,
+def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_scope: str, posting_scope_e: str,
                    scope_params: dict[str, Any], generation: int) -> Snapshot | None:
     """Read the scope (two statements) and its vectors from the scope cache; None when the scope is
     larger than MAX_ROWS or the cache does not hold every vector."""

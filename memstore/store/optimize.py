@@ -21,9 +21,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.quoting import sql_ident
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 log = logging.getLogger("memstore.optimize")
 CHECK_EVERY_S = 60.0
@@ -32,7 +35,7 @@ CLUSTERED_TABLES = ("memories", "keyword_postings", "entity_postings")
 ORDER = "user_id NULLS LAST, agent_id NULLS LAST, run_id NULLS LAST"
 
 
-def optimize_store(db: Any) -> dict[str, Any]:
+def optimize_store(db: Database) -> dict[str, Any]:
     """Rewrite memories and postings sorted by scope in one transaction; drop and rebuild the
     analyst HNSW index around it. Returns rows per table and seconds."""
     from memstore.retrieval.search_all import INDEX_NAME, ensure_hnsw
@@ -93,14 +96,14 @@ class AutoCluster:
             t.join(timeout)
 
 
-def auto_state(db: Any) -> AutoCluster:
+def auto_state(db: Database) -> AutoCluster:
     state = getattr(db, "_auto_cluster", None)
     if state is None:
         state = db._auto_cluster = AutoCluster()
     return state
 
 
-def store_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
+def store_rows(db: Database, every_s: float = CHECK_EVERY_S) -> int:
     """Rows in memories, counted at most once every `every_s` seconds per store (search uses it to
     choose how to read result rows)."""
     state = auto_state(db)
@@ -112,14 +115,14 @@ def store_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
     return state.total_rows
 
 
-def unclustered_rows(db: Any, every_s: float = CHECK_EVERY_S) -> int:
+def unclustered_rows(db: Database, every_s: float = CHECK_EVERY_S) -> int:
     """Rows in memories beyond the last re-cluster (the tail in append order), counted with
     `store_rows`: search reads result rows in its scope scan when the scope's rows are contiguous."""
     total = store_rows(db, every_s)
     return max(0, total - auto_state(db).clustered_rows)
 
 
-def maybe_auto_cluster(db: Any, *, min_rows: int, share: float, every_s: float = CHECK_EVERY_S) -> bool:
+def maybe_auto_cluster(db: Database, *, min_rows: int, share: float, every_s: float = CHECK_EVERY_S) -> bool:
     """Start a background re-cluster when one is due (see the module doc). Returns True if started.
     Costs nothing between checks and one count(*) per check."""
     if min_rows <= 0 or db.read_only:

@@ -32,9 +32,12 @@ import datetime as dt
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
 
@@ -166,7 +169,7 @@ class ScopeCache:
             self.generation += 1
             self.stats["invalidations"] += 1
 
-    def _check_files(self, db: Any) -> None:
+    def _check_files(self, db: Database) -> None:
         """Drop everything when the store files changed since our last add (a write we did not see)."""
         fp = file_fingerprint(db.path)
         if fp is not None and fp != self.fingerprint:
@@ -178,19 +181,19 @@ class ScopeCache:
             self.fingerprint = fp
             self.generation += 1
 
-    def after_commit(self, db: Any) -> None:
+    def after_commit(self, db: Database) -> None:
         """Record the files as our own add left them."""
         self.fingerprint = file_fingerprint(db.path)
         self.generation += 1
 
-    def current_generation(self, db: Any) -> int:
+    def current_generation(self, db: Database) -> int:
         """The generation after checking the store files (a write we did not see bumps it)."""
         with self.lock:
             self._check_files(db)
             return self.generation
 
     # -- lookups ----------------------------------------------------------------------------------
-    def entry(self, db: Any, scope_key: str) -> ScopeEntry:
+    def entry(self, db: Database, scope_key: str) -> ScopeEntry:
         """The scope's entry, loaded from the store on a miss."""
         with self.lock:
             self._check_files(db)
@@ -214,13 +217,13 @@ class ScopeCache:
             self._evict()
             return e
 
-    def nearest(self, db: Any, scope_key: str, vectors: Any, now: dt.datetime, k: int) -> list[tuple[int, str, float, str]]:
+    def nearest(self, db: Database, scope_key: str, vectors: Any, now: dt.datetime, k: int) -> list[tuple[int, str, float, str]]:
         """`ScopeEntry.nearest` under the cache lock (callers outside the store's write lock)."""
         with self.lock:
             return self.entry(db, scope_key).nearest(vectors, now, k)
 
     # -- read side (search) ---------------------------------------------------------------------------
-    def vectors_for(self, db: Any, scope_keys: Any, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    def vectors_for(self, db: Database, scope_keys: Any, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unit vectors of the memories (scope_keys[i], ids[i]) as a (len(ids), dim) matrix and a
         mask of the rows found (a superseded memory keeps its vector: embeddings change only through
         update(), which drops the cache). Scopes not cached are loaded; with the cache off
@@ -255,7 +258,7 @@ class ScopeCache:
             self.stats["vector_reads"] += 1
         return out, found
 
-    def _load(self, db: Any, scope_key: str | None) -> None:
+    def _load(self, db: Database, scope_key: str | None) -> None:
         table = db.arrow("queries/cache_all_memories") if scope_key is None else \
             db.arrow("queries/cache_scope_memories", {"scope_key": scope_key})
         if table.num_rows == 0:
@@ -276,7 +279,7 @@ class ScopeCache:
             _, old = self.entries.popitem(last=False)
             total -= old.size
 
-    def messages_to_prune(self, db: Any, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
+    def messages_to_prune(self, db: Database, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
         """Ids of add()'s messages beyond the newest `keep` once `new` (created_at, id) is stored;
         the new ones count, so keep=0 removes them too (as the pruning query does)."""
         with self.lock:

@@ -20,12 +20,15 @@ import re
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from memstore.errors import QueryError
 from memstore.store.sqlfiles import load_sql, sql_root
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 _LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
 _CREATE_HEAD = re.compile(r"\ACREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+"
@@ -71,7 +74,7 @@ def view_statement(name: str, *, temp: bool = False) -> str:
     return f"CREATE OR REPLACE {kind} {ident} AS\n{view_query(name)}\n"
 
 
-def ensure_views(db: Any) -> dict[str, str]:
+def ensure_views(db: Database) -> dict[str, str]:
     """Create every view of `sql/views/` that this store (or, read-only, this cursor) lacks.
     Returns {view: error} for views that could not be created (empty when all are there)."""
     if db.read_only:
@@ -88,7 +91,7 @@ def ensure_views(db: Any) -> dict[str, str]:
     return failed
 
 
-def _create(db: Any, names: list[str], *, temp: bool) -> dict[str, str]:
+def _create(db: Database, names: list[str], *, temp: bool) -> dict[str, str]:
     pending, errors = list(names), {}
     while pending:
         errors = {}

@@ -8,7 +8,7 @@ space and removes the text from the store.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -16,8 +16,12 @@ from memstore.identity import Scope
 from memstore.store.database import registered
 from memstore.write.history import history_table, row_events
 
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
-def purge_expired(rt: Any, *, scope: Scope | None = None, now: dt.datetime | None = None,
+
+def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime | None = None,
                   actor_id: str | None = None, dry_run: bool = False) -> list[dict[str, Any]]:
     """Purge expired memories (of `scope`, or of every scope). Returns [{id, user_id, agent_id, run_id}]
     of what was (dry_run: would be) removed."""
@@ -35,7 +39,7 @@ def purge_expired(rt: Any, *, scope: Scope | None = None, now: dt.datetime | Non
     return [{"id": r[0], "user_id": r[2], "agent_id": r[3], "run_id": r[4]} for r in rows]
 
 
-def _remove(db: Any, cfg: Any, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
+def _remove(db: Database, cfg: Any, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
     n = len(rows)
     hist = history_table(cfg.history, row_events(rows, "EXPIRE", actor_id=actor_id, now=now), is_deleted=True)
     if hist is not None:

@@ -9,13 +9,17 @@ instead, so the pair leaves the contradictions view while both stay current.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from memstore.errors import MemstoreError, NotFoundError
 from memstore.write.history import HistoryEvent, history_table
 from memstore.errors import ResolveError  # noqa: F401  (defined with every error class)
+
+if TYPE_CHECKING:
+    from memstore.runtime import Runtime
+    from memstore.store.database import Database
 
 
 def _ids(value: Any, what: str) -> list[str]:
@@ -28,7 +32,7 @@ def _ids(value: Any, what: str) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def resolve_memories(rt: Any, keep: str, supersede: Any = None, dismiss: Any = None,
+def resolve_memories(rt: Runtime, keep: str, supersede: Any = None, dismiss: Any = None,
                      actor_id: str | None = None) -> dict[str, Any]:
     """Keep `keep`; supersede the ids in `supersede`; mark the ids in `dismiss` compatible with it."""
     if not isinstance(keep, str) or not keep:
@@ -60,7 +64,7 @@ def resolve_memories(rt: Any, keep: str, supersede: Any = None, dismiss: Any = N
             "message": f"kept {keep}; superseded {len(sup)}, marked {len(dis)} compatible"}
 
 
-def _write(db: Any, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
+def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
            dis: list[str], actor_id: str | None) -> None:
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     with db.transaction("resolve"):

@@ -30,12 +30,15 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence
 
 import pyarrow as pa
 
 from memstore.store.scope_cache import ScopeEntry
 from memstore.write.rows import ADD_TABLES
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
 
 Closure = Literal["supersede", "narrow"]
 CLOSE_SQL = {"supersede": "queries/supersede_memories", "narrow": "queries/narrow_validity"}
@@ -75,7 +78,7 @@ class Writer(Protocol):
 class _UnitWriter:
     """What both writers share: the unit, the scope view that follows each add, the store reads."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.cache = db.scope_cache
         self._reset()
