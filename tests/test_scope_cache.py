@@ -200,3 +200,29 @@ def test_an_unclosed_memory_frees_its_cache_when_collected(store_path):
     del m
     gc.collect()
     assert cache() is None                 # no module keeps a closed or forgotten store's copies
+
+
+def test_a_delete_drops_only_the_scopes_it_changed(m):
+    """delete / update / purge / resolve say which scopes they change (Database.scopes_changed):
+    their COMMIT drops those scopes' copies and keeps every other scope's, and dedupe stays right."""
+    m.add("I live in Boston", user_id="alice")
+    m.add("I like chess", user_id="bob")
+    cache = m.db.scope_cache
+    bob_entry = cache.entries["u=bob|a=|r="]
+    gone = next(r["id"] for r in m.get_all(user_id="alice")["results"])
+    m.delete(gone)
+    assert "u=alice|a=|r=" not in cache.entries                 # alice's copy dropped
+    assert cache.entries.get("u=bob|a=|r=") is bob_entry          # bob's kept: no reload
+    assert [r["event"] for r in m.add("I like chess", user_id="bob")["results"]] == []          # still a duplicate
+    assert [r["event"] for r in m.add("I live in Boston", user_id="alice")["results"]] == ["ADD"]  # deleted: new
+    assert cached_ids(m) == current_ids(m)
+
+
+def test_a_write_behind_the_cache_is_never_narrowed_by_a_declaration(m):
+    """Raw SQL changed bob's scope behind memstore's back; a later delete in alice's scope must not
+    keep bob's (stale) copy just because the delete named only alice."""
+    m.add("I live in Boston", user_id="alice")
+    m.add("I like chess", user_id="bob")
+    m.db.raw_connection.execute("DELETE FROM memories WHERE user_id = 'bob'")
+    m.delete(next(r["id"] for r in m.get_all(user_id="alice")["results"]))
+    assert [r["event"] for r in m.add("I like chess", user_id="bob")["results"]] == ["ADD"]

@@ -10,7 +10,6 @@ import pyarrow as pa
 from memstore.identity import Scope
 from memstore.store.database import registered
 from memstore.write.history import history_table, row_events
-from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -29,6 +28,7 @@ def delete_memories(rt: Runtime, *, ids: list[str] | None = None, scope: Scope |
                 "user_id": scope.user_id, "agent_id": scope.agent_id, "run_id": scope.run_id})
         if not rows:
             return 0
+        db.scopes_changed(r[5] for r in rows)
         hist = history_table(cfg.history, row_events(rows, "DELETE", actor_id=actor_id, now=now), is_deleted=True)
         if hist is not None:
             db.insert_arrow("history", hist)

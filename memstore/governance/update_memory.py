@@ -45,6 +45,7 @@ def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict 
     with db.write_lock:  # checks and write see the same store: no other writer in between
         _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
         with db.transaction("update"):
+            db.scopes_changed([old["scope_key"]])
             emb_table = vectors_table(vec, db.dim) if changed else \
                 pa.table({"embedding": db.arrow("queries/memory_embedding", {"id": memory_id}).column(0)})
             with registered(db, "qvec", emb_table):

@@ -14,7 +14,7 @@ import shutil
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -425,6 +425,19 @@ class Database:
         if point in self.faults:
             raise InjectedFault(f"injected fault at {point}")
 
+    def scopes_changed(self, scope_keys: Iterable[str]) -> None:
+        """Say which scopes' memories this transaction changes (delete, update, purge, resolve):
+        its COMMIT then drops only their copies in the scope cache, not every scope's. Work that
+        does not say drops everything; so does a declaration inside a joined (nested) transaction,
+        whose outer work may change more."""
+        keys = set(scope_keys)
+        if not self.in_transaction:
+            self.scope_cache.changed(self, keys)
+        elif getattr(self._local, "joined", 0):
+            self._local.undeclared = True
+        else:
+            self._local.changed = (self._local.changed or set()) | keys
+
     @contextlib.contextmanager
     def transaction(self, step: str = "commit", *, keeps_cache: bool = False,
                     cache_follows: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -444,11 +457,18 @@ class Database:
             if getattr(self._local, "in_transaction", False):
                 # Nested (e.g. ingest commits several adds at once): join the outer transaction,
                 # whose COMMIT or ROLLBACK covers this work too.
-                yield con
+                self._local.joined = getattr(self._local, "joined", 0) + 1
+                try:
+                    yield con
+                finally:
+                    self._local.joined -= 1
                 return
             con.execute("BEGIN TRANSACTION")
             self._local.in_transaction = True
             self._local.cache_follows = cache_follows
+            self._local.changed = None
+            # a write nobody told the cache about since its last look: no declaration can narrow it
+            self._local.undeclared = not self.scope_cache.files_unchanged(self)
             try:
                 yield con
                 self.checkpoint("commit")
@@ -459,7 +479,11 @@ class Database:
                 else:
                     con.execute("COMMIT")
                 if not (keeps_cache or cache_follows):
-                    self.scope_cache.invalidate()
+                    changed = self._local.changed
+                    if changed is None or self._local.undeclared:
+                        self.scope_cache.invalidate()       # it did not say what it changed
+                    else:
+                        self.scope_cache.changed(self, changed)
             except BaseException as exc:
                 with contextlib.suppress(Exception):
                     con.execute("ROLLBACK")

@@ -181,6 +181,22 @@ class ScopeCache:
             self.fingerprint = fp
             self.generation += 1
 
+    def changed(self, db: Database, scope_keys: set[str]) -> None:
+        """A commit changed these scopes' memories (and maybe entities) and nothing else the cache
+        holds: drop their copies only, and record the files as that commit left them."""
+        with self.lock:
+            for key in scope_keys:
+                self.entries.pop(key, None)
+                self.add_messages.pop(key, None)
+            self.known_entities.clear()          # a delete may remove entities no memory names any more
+            self.stats["scope_changes"] += 1
+            self.after_commit(db)
+
+    def files_unchanged(self, db: Database) -> bool:
+        """Are the store files as this cache last recorded them (no write it did not see)?"""
+        fp = file_fingerprint(db.path)
+        return fp is None or fp == self.fingerprint
+
     def after_commit(self, db: Database) -> None:
         """Record the files as our own add left them."""
         self.fingerprint = file_fingerprint(db.path)

@@ -35,6 +35,7 @@ def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime |
         with db.transaction("purge_expired"):
             rows = db.rows("queries/expired_memories", params)
             if rows:
+                db.scopes_changed(r[5] for r in rows)
                 _remove(db, cfg, rows, now, actor_id)
     return [{"id": r[0], "user_id": r[2], "agent_id": r[3], "run_id": r[4]} for r in rows]
 

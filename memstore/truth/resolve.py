@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 
 from memstore.errors import MemstoreError, NotFoundError
+from memstore.identity import Scope
 from memstore.write.history import HistoryEvent, history_table
+from memstore.write.rows import link_rows
 from memstore.errors import ResolveError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
@@ -68,14 +69,14 @@ def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[st
            dis: list[str], actor_id: str | None) -> None:
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     with db.transaction("resolve"):
+        db.scopes_changed([kept["scope_key"]])
         closed = db.rows("queries/supersede_memories", {
-            "at": kept["valid_from"], "new_id": keep, "now": now, "ids": sup, "scope_key": kept["scope_key"]})
+            "at": kept["valid_from"], "new_id": keep, "now": now, "ids": sup, "scope_key": kept["scope_key"]},
+            writes=True)
         if len(closed) != len(sup):     # cannot happen under the write lock; never half-resolve
             raise ResolveError("a memory changed during resolve", hint="nothing was changed; retry")
         links = [(keep, mid, "supersedes") for mid in sup] + [(keep, mid, "compatible") for mid in dis]
-        db.insert_arrow("memory_links", pa.table({
-            "src_id": [s for s, _, _ in links], "dst_id": [d for _, d, _ in links], "kind": [k for _, _, k in links],
-            **_ident(kept, len(links)), "created_at": pa.array([now] * len(links), pa.timestamp("us"))}))
+        db.insert_arrow("memory_links", link_rows(Scope(kept["user_id"], kept["agent_id"], kept["run_id"]), links, now))
         ident = {k: kept[k] for k in ("scope_key", "user_id", "agent_id", "run_id")}
         events = [(keep, None, kept["memory"])] + [(mid, rows[mid]["memory"], kept["memory"]) for mid in sup] \
             + [(mid, None, None) for mid in dis]
@@ -83,8 +84,3 @@ def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[st
                                                         created_at=now, **ident) for mid, old_text, new_text in events])
         if hist is not None:
             db.insert_arrow("history", hist)
-
-
-def _ident(row: dict[str, Any], n: int) -> dict[str, pa.Array]:
-    return {"scope_key": pa.array([row["scope_key"]] * n, pa.string()),
-            **{k: pa.array([row[k]] * n, pa.string()) for k in ("user_id", "agent_id", "run_id")}}
