@@ -68,7 +68,7 @@ VERBS = ["likes", "loves", "lives in", "works at", "visited", "plans to visit", 
          "recommends", "talked about"]
 TIMING_KEYS = ("context", "llm", "nlp", "embed", "dedupe", "supersede", "build", "store", "total")
 STORE_SIDE = ("dedupe", "supersede", "build", "store")
-WRITE_STEPS_CPU = ("dedupe_facts", "supersede_by_slot", "build_rows", "attach_slots", "commit_rows")
+WRITE_STEPS_CPU = ("dedupe_facts", "supersede_by_slot", "build_rows", "commit_rows")
 LOCOMO_JSON = Path(os.environ.get("LOCOMO_JSON", "/work/shared/bench-data/locomo/locomo_dev5.json"))
 _LOCOMO_TAG = re.compile(r"\[locomo (\d+)\]")
 _LOCOMO: list[tuple[str, list[str]]] = []          # (first turn, session facts) per LoCoMo session
@@ -313,13 +313,25 @@ class _StepCPU(dict):
 
 
 def track_step_cpu(m: Memory) -> _StepCPU:
-    acc, checkpoint = _StepCPU(), m.db.checkpoint
+    """Time every pipeline step (the step tuples of memstore/pipeline/add.py, wrapped)."""
+    import memstore.pipeline.add as add_pipeline
 
-    def hook(point: str) -> None:
-        if point.startswith("step:"):
-            acc.enter(point[5:])
-        checkpoint(point)
-    m.db.checkpoint = hook  # type: ignore[method-assign]
+    acc = _StepCPU()
+
+    def timed(step):  # noqa: ANN001, ANN202
+        def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            acc.enter(step.__name__)
+            try:
+                return step(*args, **kwargs)
+            finally:
+                acc.finish()
+        run.__name__ = step.__name__
+        return run
+
+    for name in ("PREPARE_STEPS", "WRITE_STEPS"):
+        setattr(add_pipeline, name, tuple(timed(s) for s in getattr(add_pipeline, name)))
+    add_pipeline.MODEL_STEPS = tuple(s for s in add_pipeline.PREPARE_STEPS
+                                     if s.__name__ in ("analyze_facts", "embed_facts"))
     return acc
 
 
