@@ -295,6 +295,8 @@ class Database:
         if data.num_rows == 0:
             return
         self.checkpoint(f"write:{table}")
+        if data.column(0).num_chunks > 1:       # a batch of many small parts (a write unit): DuckDB scans
+            data = data.combine_chunks()       # one chunk ~2.5x faster than 50 tiny ones
         view = f"_ins_{table}_{threading.get_ident()}"
         con = self.con
         con.register(view, data)
