@@ -78,11 +78,11 @@ def _replace_postings(db: Database, memory_id: str, old: dict[str, Any], new_tex
     db.run("queries/delete_keyword_postings", {"id": memory_id}, writes=True)
     scope = Scope(old["user_id"], old["agent_id"], old["run_id"])
     ents, eposts, kposts = posting_rows(scope, [memory_id], [analysis.entities], [dict(analysis.terms)], now=now)
-    db.upsert_entities(ents)
-    db.insert_arrow("entity_postings", eposts)
+    db.upsert_entities(ents.arrow())
+    db.insert_values("entity_postings", eposts.cols)
     if old_entities:
         db.run("queries/drop_unposted_entities", {"ids": old_entities}, writes=True)
-    db.insert_arrow("keyword_postings", kposts)
+    db.insert_values("keyword_postings", kposts.cols)
 
 
 def _check_still_writable(db: Database, memory_id: str, scope_key: str, new_text: str, changed: bool,

@@ -32,7 +32,8 @@ from memstore.errors import IdentityError, MemstoreError
 from memstore.identity import RESERVED_METADATA_KEYS, Scope
 from memstore.ids import content_hash
 from memstore.pipeline.commit_rows import commit_rows
-from memstore.write.history import HistoryEvent, history_table, keeps_history
+from memstore.write.history import HistoryEvent, history_rows, keeps_history
+from memstore.write.table_rows import Rows
 from memstore.write.rows import add_tables
 from memstore.write.writer import BatchedWriter
 from memstore.pipeline.types import AddState, Extraction, Fact
@@ -336,21 +337,13 @@ def _patch_tables(state: AddState, by_id: dict[str, _Planned], hist: dict[str, l
                   rt: Runtime, report: ImportReport) -> None:
     """Per-memory columns build_rows fills per add (metadata, times, actor), and mem0's history
     instead of one ADD event at import time."""
-    import pyarrow as pa
-
     mem = state.tables["memories"]
-    planned = [by_id[i] for i in mem.column("id").to_pylist()]
-
-    def put(name: str, values: list[Any], typ: pa.DataType) -> None:
-        nonlocal mem
-        mem = mem.set_column(mem.schema.get_field_index(name), name, pa.array(values, typ))
-
-    put("metadata", [json.dumps(p.metadata, ensure_ascii=False, default=str) if p.metadata else None
-                     for p in planned], pa.string())
-    put("created_at", [p.created_at for p in planned], pa.timestamp("us"))
-    put("updated_at", [p.updated_at for p in planned], pa.timestamp("us"))
-    put("actor_id", [p.actor_id for p in planned], pa.string())
-    state.tables["memories"] = mem
+    planned = [by_id[i] for i in mem.column("id")]
+    mem.set("metadata", [json.dumps(p.metadata, ensure_ascii=False, default=str) if p.metadata else None
+                         for p in planned])
+    mem.set("created_at", [p.created_at for p in planned])
+    mem.set("updated_at", [p.updated_at for p in planned])
+    mem.set("actor_id", [p.actor_id for p in planned])
     sc = state.scope
     events: list[HistoryEvent] = []
     for p in planned:
@@ -370,8 +363,8 @@ def _patch_tables(state: AddState, by_id: dict[str, _Planned], hist: dict[str, l
                                        created_at=when, role=e.get("role") or "user"))
         if keeps_history(rt.config.history):
             report.history_imported += len(hist.get(p.id, []))
-    table = history_table(rt.config.history, events)
-    state.tables["history"] = table if table is not None else state.tables["history"].slice(0, 0)
+    rows = history_rows(rt.config.history, events)
+    state.tables["history"] = rows if rows is not None else Rows(state.tables["history"].schema)
 
 
 def _utcnow() -> dt.datetime:

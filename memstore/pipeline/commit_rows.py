@@ -7,10 +7,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from memstore.pipeline.types import AddState
-from memstore.write.history import history_table, state_event
+from memstore.write.history import history_rows, state_event
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -42,7 +40,6 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
         for mid, text in closed:
             events.append(state_event(state, mid, "SUPERSEDE", text, f.text))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
-    table = history_table(rt.config.history, events)
-    if table is not None and table.num_rows:
-        w.append({"history": table})
-        state.tables["history"] = pa.concat_tables([state.tables["history"], table])
+    rows = history_rows(rt.config.history, events)
+    if rows is not None and rows.num_rows:
+        w.append({"history": rows})

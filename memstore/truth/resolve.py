@@ -76,7 +76,8 @@ def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[st
         if len(closed) != len(sup):     # cannot happen under the write lock; never half-resolve
             raise ResolveError("a memory changed during resolve", hint="nothing was changed; retry")
         links = [(keep, mid, "supersedes") for mid in sup] + [(keep, mid, "compatible") for mid in dis]
-        db.insert_arrow("memory_links", link_rows(Scope(kept["user_id"], kept["agent_id"], kept["run_id"]), links, now))
+        db.insert_values("memory_links", link_rows(Scope(kept["user_id"], kept["agent_id"], kept["run_id"]), links,
+                                                   now).cols)
         ident = {k: kept[k] for k in ("scope_key", "user_id", "agent_id", "run_id")}
         events = [(keep, None, kept["memory"])] + [(mid, rows[mid]["memory"], kept["memory"]) for mid in sup] \
             + [(mid, None, None) for mid in dis]

@@ -24,6 +24,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from memstore.ids import new_id
+from memstore.write.table_rows import Rows
 
 POLICIES = ("full", "redacted", "off")
 
@@ -75,12 +76,11 @@ def keeps_text(policy: str) -> bool:
     return policy == "full"
 
 
-def history_table(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool | None = None) -> pa.Table | None:
+def history_rows(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool | None = None) -> Rows | None:
     """The `history` rows for `events` under `policy` (None when the policy writes none).
     `is_deleted=True` marks events of memories that are gone (delete, purge)."""
     if not keeps_history(policy):
         return None
-    events = list(events)
     text = keeps_text(policy)
     cols: dict[str, list] = {f.name: [] for f in HISTORY_SCHEMA}
     for e in events:
@@ -91,7 +91,13 @@ def history_table(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bo
         cols["new_memory"].append(e.new_memory if text else None)
         for key in ("user_id", "agent_id", "run_id", "scope_key", "actor_id", "role", "created_at"):
             cols[key].append(getattr(e, key))
-    table = pa.table(cols, schema=HISTORY_SCHEMA)
-    if is_deleted is not None:
-        table = table.append_column("is_deleted", pa.array([is_deleted] * table.num_rows, pa.bool_()))
-    return table
+    if is_deleted is None:
+        return Rows(HISTORY_SCHEMA, cols)
+    cols["is_deleted"] = [is_deleted] * len(cols["id"])
+    return Rows(HISTORY_SCHEMA.append(pa.field("is_deleted", pa.bool_())), cols)
+
+
+def history_table(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool | None = None) -> pa.Table | None:
+    """`history_rows` as an Arrow table."""
+    rows = history_rows(policy, events, is_deleted=is_deleted)
+    return rows.arrow() if rows is not None else None

@@ -1,14 +1,16 @@
 """Every row type memstore writes, built in one place (pure: nothing is written here).
 
-add(), ingest, group commit, update, the mem0 import and the erasure paths all take their rows
-from these builders, so a column means the same thing whichever path wrote it. History rows come
-from `memstore.write.history` (the one history policy).
+add(), ingest, group commit, update, resolve and the mem0 import all take their rows from these
+builders, so a column means the same thing whichever path wrote it. History rows come from
+`memstore.write.history` (the one history policy). Builders return `Rows` (Python columns typed
+by an Arrow schema): a single add hands them to a parameterised INSERT, a write unit joins many
+adds' rows and converts each table to Arrow once.
 
 >>> import datetime as dt
 >>> from memstore.identity import Scope
 >>> sc = Scope(user_id="ann")
 >>> ents, eposts, kposts = posting_rows(sc, ["m1"], [[]], [{"tea": 2}], now=dt.datetime(2024, 1, 1))
->>> kposts.select(["memory_id", "term", "tf", "user_id"]).to_pylist()
+>>> kposts.arrow().select(["memory_id", "term", "tf", "user_id"]).to_pylist()
 [{'memory_id': 'm1', 'term': 'tea', 'tf': 2, 'user_id': 'ann'}]
 >>> ents.num_rows, eposts.num_rows
 (0, 0)
@@ -17,43 +19,68 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
 from memstore.identity import Scope
 from memstore.ids import entity_id, new_id
-from memstore.write.history import HISTORY_SCHEMA, history_table, state_event
+from memstore.write.history import HISTORY_SCHEMA, history_rows, state_event
+from memstore.write.table_rows import Rows
 
 TS = pa.timestamp("us")
+S = pa.string()
+IDENT = [("scope_key", S), ("user_id", S), ("agent_id", S), ("run_id", S)]
 
 # The tables one add writes, in the order they are written (all in one transaction).
 ADD_TABLES = ("entities", "memories", "entity_postings", "keyword_postings", "memory_links", "history",
               "messages", "extraction_runs")
 
+ENTITIES = pa.schema([("id", S), ("name", S), ("norm", S), ("label", S), ("created_at", TS)])
+ENTITY_POSTINGS = pa.schema([("entity_id", S), ("memory_id", S), *IDENT])
+KEYWORD_POSTINGS = pa.schema([("memory_id", S), ("term", S), ("tf", pa.int32()), *IDENT])
+MEMORY_LINKS = pa.schema([("src_id", S), ("dst_id", S), ("kind", S), ("created_at", TS), *IDENT])
+MESSAGES = pa.schema([("id", S), ("role", S), ("name", S), ("content", S), ("created_at", TS), ("source_file", S),
+                      ("source_conversation", S), ("source_message_id", S), *IDENT])
+EXTRACTION_RUNS = pa.schema([("id", S), *IDENT, ("extractor", S), ("model", S), ("prompt_version", S),
+                             ("input_message_ids", pa.list_(S)), ("status", S), ("n_facts", pa.int32()),
+                             ("n_added", pa.int32()), ("n_deduplicated", pa.int32()), ("n_linked", pa.int32()),
+                             ("facts", S), ("error", S), ("latency_ms", pa.float64()), ("raw_answer", S),
+                             ("created_at", TS)])
+INGEST_LOG = pa.schema([*IDENT, ("source_format", S), ("conversation_id", S), ("message_key", S), ("message_id", S),
+                        ("extraction_run_id", S), ("source_file", S), ("ingest_id", S), ("ingested_at", TS)])
 
-def _ident(scope: Scope, n: int) -> dict[str, pa.Array]:
-    """The scope's identity columns repeated n times (NULLs stay typed)."""
-    return {"scope_key": pa.array([scope.key] * n, pa.string()),
-            "user_id": pa.array([scope.user_id] * n, pa.string()),
-            "agent_id": pa.array([scope.agent_id] * n, pa.string()),
-            "run_id": pa.array([scope.run_id] * n, pa.string())}
+
+@lru_cache(maxsize=8)
+def memories_schema(dim: int) -> pa.Schema:
+    """The `memories` columns an add writes (embedding: FLOAT[dim])."""
+    return pa.schema([("id", S), ("memory", S), ("hash", S), ("user_id", S), ("agent_id", S), ("run_id", S),
+                      ("actor_id", S), ("scope_key", S), ("role", S), ("attributed_to", S), ("metadata", S),
+                      ("doc_len", pa.int32()), ("created_at", TS), ("updated_at", TS), ("expiration_date", TS),
+                      ("valid_from", TS), ("source_message_ids", pa.list_(S)), ("extraction_run_id", S),
+                      ("subject", S), ("slot", S), ("slot_value", S), ("superseded_by", S), ("invalidated_at", TS),
+                      ("embedding", pa.list_(pa.float32(), dim))])
 
 
-def entity_rows(entities: Iterable[Any], now: dt.datetime) -> pa.Table:
+def _ident(scope: Scope, n: int) -> dict[str, list]:
+    """The scope's identity columns repeated n times."""
+    return {"scope_key": [scope.key] * n, "user_id": [scope.user_id] * n, "agent_id": [scope.agent_id] * n,
+            "run_id": [scope.run_id] * n}
+
+
+def entity_rows(entities: Iterable[Any], now: dt.datetime) -> Rows:
     """`entities` rows (shared by all scopes), one per distinct normalised name."""
     ents: dict[str, tuple] = {}
     for e in entities:
         ents.setdefault(entity_id(e.norm), (e.name, e.norm, e.label))
-    return pa.table({"id": pa.array(list(ents), pa.string()),
-                     "name": pa.array([v[0] for v in ents.values()], pa.string()),
-                     "norm": pa.array([v[1] for v in ents.values()], pa.string()),
-                     "label": pa.array([v[2] for v in ents.values()], pa.string()),
-                     "created_at": pa.array([now] * len(ents), TS)})
+    return Rows(ENTITIES, {"id": list(ents), "name": [v[0] for v in ents.values()],
+                           "norm": [v[1] for v in ents.values()], "label": [v[2] for v in ents.values()],
+                           "created_at": [now] * len(ents)})
 
 
 def posting_rows(scope: Scope, memory_ids: Sequence[str], entities: Sequence[Sequence[Any]],
-                 terms: Sequence[dict[str, int]], *, now: dt.datetime) -> tuple[pa.Table, pa.Table, pa.Table]:
+                 terms: Sequence[dict[str, int]], *, now: dt.datetime) -> tuple[Rows, Rows, Rows]:
     """(entities, entity_postings, keyword_postings) rows of memories: `entities[i]` and `terms[i]`
     are memory_ids[i]'s analysis (add, ingest, update)."""
     post: list[tuple[str, str]] = []
@@ -61,20 +88,18 @@ def posting_rows(scope: Scope, memory_ids: Sequence[str], entities: Sequence[Seq
     for mid, ents, tf in zip(memory_ids, entities, terms):
         post.extend((entity_id(e.norm), mid) for e in ents)
         term_rows.extend((mid, t, c) for t, c in tf.items())
-    eposts = pa.table({"entity_id": pa.array([p[0] for p in post], pa.string()),
-                       "memory_id": pa.array([p[1] for p in post], pa.string()), **_ident(scope, len(post))})
-    kposts = pa.table({"memory_id": pa.array([t[0] for t in term_rows], pa.string()),
-                       "term": pa.array([t[1] for t in term_rows], pa.string()),
-                       "tf": pa.array([t[2] for t in term_rows], pa.int32()), **_ident(scope, len(term_rows))})
+    eposts = Rows(ENTITY_POSTINGS, {"entity_id": [p[0] for p in post], "memory_id": [p[1] for p in post],
+                                    **_ident(scope, len(post))})
+    kposts = Rows(KEYWORD_POSTINGS, {"memory_id": [t[0] for t in term_rows], "term": [t[1] for t in term_rows],
+                                     "tf": [t[2] for t in term_rows], **_ident(scope, len(term_rows))})
     return entity_rows((e for ents in entities for e in ents), now), eposts, kposts
 
 
-def link_rows(scope: Scope, links: Sequence[tuple[str, str, str]], now: dt.datetime) -> pa.Table:
+def link_rows(scope: Scope, links: Sequence[tuple[str, str, str]], now: dt.datetime) -> Rows:
     """`memory_links` rows from (src_id, dst_id, kind)."""
-    return pa.table({"src_id": pa.array([l[0] for l in links], pa.string()),
-                     "dst_id": pa.array([l[1] for l in links], pa.string()),
-                     "kind": pa.array([l[2] for l in links], pa.string()),
-                     "created_at": pa.array([now] * len(links), TS), **_ident(scope, len(links))})
+    return Rows(MEMORY_LINKS, {"src_id": [l[0] for l in links], "dst_id": [l[1] for l in links],
+                               "kind": [l[2] for l in links], "created_at": [now] * len(links),
+                               **_ident(scope, len(links))})
 
 
 def message_times(msgs: Sequence[Any], now: dt.datetime) -> list[dt.datetime]:
@@ -91,17 +116,13 @@ def message_times(msgs: Sequence[Any], now: dt.datetime) -> list[dt.datetime]:
     return out
 
 
-def message_rows(scope: Scope, msgs: Sequence[Any], now: dt.datetime) -> pa.Table:
+def message_rows(scope: Scope, msgs: Sequence[Any], now: dt.datetime) -> Rows:
     """`messages` rows of one add (or one ingest batch)."""
-    return pa.table({"id": pa.array([m.id for m in msgs], pa.string()),
-                     "role": pa.array([m.role for m in msgs], pa.string()),
-                     "name": pa.array([m.name for m in msgs], pa.string()),
-                     "content": pa.array([m.content for m in msgs], pa.string()),
-                     "created_at": pa.array(message_times(msgs, now), TS),
-                     "source_file": pa.array([m.source_file for m in msgs], pa.string()),
-                     "source_conversation": pa.array([m.source_conversation for m in msgs], pa.string()),
-                     "source_message_id": pa.array([m.source_message_id for m in msgs], pa.string()),
-                     **_ident(scope, len(msgs))})
+    return Rows(MESSAGES, {"id": [m.id for m in msgs], "role": [m.role for m in msgs], "name": [m.name for m in msgs],
+                           "content": [m.content for m in msgs], "created_at": message_times(msgs, now),
+                           "source_file": [m.source_file for m in msgs],
+                           "source_conversation": [m.source_conversation for m in msgs],
+                           "source_message_id": [m.source_message_id for m in msgs], **_ident(scope, len(msgs))})
 
 
 def _links_of(added: Sequence[Any]) -> list[tuple[str, str, str]]:
@@ -110,7 +131,7 @@ def _links_of(added: Sequence[Any]) -> list[tuple[str, str, str]]:
     return links
 
 
-def extraction_run_row(state: Any, extraction_run_id: str) -> pa.Table:
+def extraction_run_row(state: Any, extraction_run_id: str) -> Rows:
     """The one `extraction_runs` row of an add (or an ingest batch). No memory ids: a deleted
     memory must leave no row naming it outside history; an added fact is found again through
     memories.extraction_run_id + hash."""
@@ -119,18 +140,14 @@ def extraction_run_row(state: Any, extraction_run_id: str) -> pa.Table:
     facts_json = json.dumps([{"text": f.text, "hash": f.hash, "outcome": f.outcome, "n_linked": len(f.linked_ids),
                               "n_supersedes": len(f.supersedes), "attributed_to": f.attributed_to}
                              for f in state.facts], ensure_ascii=False)
-    return pa.table({
-        "id": pa.array([extraction_run_id], pa.string()), **_ident(state.scope, 1),
-        "extractor": pa.array([ex.extractor], pa.string()), "model": pa.array([ex.model], pa.string()),
-        "prompt_version": pa.array([ex.prompt_version], pa.string()),
-        "input_message_ids": pa.array([[m.id for m in msgs]], pa.list_(pa.string())),
-        "status": pa.array([ex.status], pa.string()), "n_facts": pa.array([len(state.facts)], pa.int32()),
-        "n_added": pa.array([len(added)], pa.int32()),
-        "n_deduplicated": pa.array([sum(f.outcome.startswith("duplicate") for f in state.facts)], pa.int32()),
-        "n_linked": pa.array([len(_links_of(added))], pa.int32()), "facts": pa.array([facts_json], pa.string()),
-        "error": pa.array([ex.error], pa.string()), "latency_ms": pa.array([float(ex.latency_ms)], pa.float64()),
-        "raw_answer": pa.array([ex.raw if ex.status == "malformed" else None], pa.string()),
-        "created_at": pa.array([state.now], TS)})
+    return Rows(EXTRACTION_RUNS, {
+        "id": [extraction_run_id], **_ident(state.scope, 1), "extractor": [ex.extractor], "model": [ex.model],
+        "prompt_version": [ex.prompt_version], "input_message_ids": [[m.id for m in msgs]], "status": [ex.status],
+        "n_facts": [len(state.facts)], "n_added": [len(added)],
+        "n_deduplicated": [sum(f.outcome.startswith("duplicate") for f in state.facts)],
+        "n_linked": [len(_links_of(added))], "facts": [facts_json], "error": [ex.error],
+        "latency_ms": [float(ex.latency_ms)], "raw_answer": [ex.raw if ex.status == "malformed" else None],
+        "created_at": [state.now]})
 
 
 def failed_run_params(scope: Scope, *, model: str | None, prompt_version: str | None, message_ids: list[str],
@@ -142,37 +159,29 @@ def failed_run_params(scope: Scope, *, model: str | None, prompt_version: str | 
             "input_message_ids": message_ids, "error": str(error)[:2000], "latency_ms": None, "created_at": now}
 
 
-def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: int) -> pa.Table:
+def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: int) -> Rows:
     """`memories` rows of an add's new facts, with their truth columns (slot, late supersession)."""
-    from memstore.store.database import vectors_table
-
     sc, now, n = state.scope, state.now, len(added)
     meta_json = json.dumps(state.metadata, ensure_ascii=False, default=str) if state.metadata else None
-    ident = _ident(sc, n)
-    return vectors_table(
-        [f.embedding for f in added], dim,
-        id=pa.array([f.id for f in added], pa.string()), memory=pa.array([f.text for f in added], pa.string()),
-        hash=pa.array([f.hash for f in added], pa.string()),
-        user_id=ident["user_id"], agent_id=ident["agent_id"], run_id=ident["run_id"],
-        actor_id=pa.array([state.actor_id] * n, pa.string()), scope_key=ident["scope_key"],
-        role=pa.array([f.role for f in added], pa.string()),
-        attributed_to=pa.array([f.attributed_to for f in added], pa.string()),
-        metadata=pa.array([meta_json] * n, pa.string()),
-        doc_len=pa.array([sum(f.terms.values()) for f in added], pa.int32()),
-        created_at=pa.array([now] * n, TS), updated_at=pa.array([now] * n, TS),
-        expiration_date=pa.array([f.expires_at or state.expiration_date for f in added], TS),
-        valid_from=pa.array([f.valid_from or state.timestamp or now for f in added], TS),
-        source_message_ids=pa.array([f.source_message_ids for f in added], pa.list_(pa.string())),
-        extraction_run_id=pa.array([extraction_run_id] * n, pa.string()),
-        subject=pa.array([f.subject for f in added], pa.string()), slot=pa.array([f.slot for f in added], pa.string()),
-        slot_value=pa.array([f.slot_value for f in added], pa.string()),
-        superseded_by=pa.array([f.superseded_by[0] if f.superseded_by else None for f in added], pa.string()),
-        invalidated_at=pa.array([f.superseded_by[1] if f.superseded_by else None for f in added], TS))
+    return Rows(memories_schema(dim), {
+        "id": [f.id for f in added], "memory": [f.text for f in added], "hash": [f.hash for f in added],
+        "user_id": [sc.user_id] * n, "agent_id": [sc.agent_id] * n, "run_id": [sc.run_id] * n,
+        "actor_id": [state.actor_id] * n, "scope_key": [sc.key] * n, "role": [f.role for f in added],
+        "attributed_to": [f.attributed_to for f in added], "metadata": [meta_json] * n,
+        "doc_len": [sum(f.terms.values()) for f in added], "created_at": [now] * n, "updated_at": [now] * n,
+        "expiration_date": [f.expires_at or state.expiration_date for f in added],
+        "valid_from": [f.valid_from or state.timestamp or now for f in added],
+        "source_message_ids": [list(f.source_message_ids) for f in added], "extraction_run_id": [extraction_run_id] * n,
+        "subject": [f.subject for f in added], "slot": [f.slot for f in added],
+        "slot_value": [f.slot_value for f in added],
+        "superseded_by": [f.superseded_by[0] if f.superseded_by else None for f in added],
+        "invalidated_at": [f.superseded_by[1] if f.superseded_by else None for f in added],
+        "embedding": [f.embedding for f in added]})
 
 
-def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, pa.Table]:
-    """Every row one add writes, one Arrow table per table (ADD_TABLES). A late fact (stored
-    already superseded by a newer stored fact) gets its `supersedes` link and SUPERSEDE event here."""
+def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, Rows]:
+    """Every row one add writes, per table (ADD_TABLES). A late fact (stored already superseded by
+    a newer stored fact) gets its `supersedes` link and SUPERSEDE event here."""
     sc, now = state.scope, state.now
     added = [f for f in state.facts if f.outcome == "added"]
     ex_id = state.extraction_run_id = state.extraction_run_id or new_id()
@@ -184,16 +193,15 @@ def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, pa.Table]
     events += [state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late]
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
-            "history": history_table(history_policy, events) or HISTORY_SCHEMA.empty_table(),
+            "history": history_rows(history_policy, events) or Rows(HISTORY_SCHEMA),
             "messages": message_rows(sc, state.messages, now), "extraction_runs": extraction_run_row(state, ex_id)}
 
 
 def ingest_log_rows(scope: Scope, entries: Sequence[tuple[str, str, str, str, str | None, str | None]],
-                    *, ingest_id: str, now: dt.datetime) -> pa.Table:
+                    *, ingest_id: str, now: dt.datetime) -> Rows:
     """`ingest_log` rows from (source_format, conversation_id, message_key, message_id,
     extraction_run_id, source_file): which source message became which stored message."""
     cols = ("source_format", "conversation_id", "message_key", "message_id", "extraction_run_id", "source_file")
     n = len(entries)
-    return pa.table({**_ident(scope, n), **{c: pa.array([e[i] for e in entries], pa.string())
-                                            for i, c in enumerate(cols)},
-                     "ingest_id": pa.array([ingest_id] * n, pa.string()), "ingested_at": pa.array([now] * n, TS)})
+    return Rows(INGEST_LOG, {**_ident(scope, n), **{c: [e[i] for e in entries] for i, c in enumerate(cols)},
+                             "ingest_id": [ingest_id] * n, "ingested_at": [now] * n})

@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence
 import pyarrow as pa
 
 from memstore.store.scope_cache import ScopeEntry
+from memstore.write.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
 from memstore.write.rows import ADD_TABLES
+from memstore.write.table_rows import Rows, as_arrow
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -65,13 +67,13 @@ class Writer(Protocol):
         before they began; "narrow": closed ones that ended after `at` now end there); returns
         (id, memory) of what was closed. The unit's view drops them."""
 
-    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
+    def write(self, state: Any, tables: dict[str, Rows]) -> None:
         """Store one add's rows; the unit's view follows it (its current memories)."""
 
-    def append(self, tables: dict[str, pa.Table]) -> None:
+    def append(self, tables: dict[str, Rows]) -> None:
         """Store more rows of the unit (e.g. the SUPERSEDE events of what an add closed)."""
 
-    def prune(self, scope_key: str, messages: pa.Table, keep: int) -> None:
+    def prune(self, scope_key: str, messages: Rows, keep: int) -> None:
         """Keep the scope's newest `keep` add() messages, counting this add's `messages`."""
 
 
@@ -131,10 +133,10 @@ class _UnitWriter:
             e.drop(ids)
 
     # -- writes -------------------------------------------------------------------------------
-    def append(self, tables: dict[str, pa.Table]) -> None:
+    def append(self, tables: dict[str, Rows]) -> None:
         self._store(tables)
 
-    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
+    def write(self, state: Any, tables: dict[str, Rows]) -> None:
         self._store(tables)
         current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
         e = self.entry(state.scope.key)
@@ -143,21 +145,20 @@ class _UnitWriter:
                      [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current])
         self._known(tables.get("entities"))
 
-    def _known(self, ents: pa.Table | None) -> None:
+    def _known(self, ents: Rows | None) -> None:
         """The scope cache learns which entities are stored (so a later add skips the statement)."""
         if ents is not None and ents.num_rows:
             with self.cache.lock:
-                self.cache.known_entities.update(ents.column("id").to_pylist())
+                self.cache.known_entities.update(ents.column("id"))
 
-    def prune(self, scope_key: str, messages: pa.Table, keep: int) -> None:
-        new = list(zip(messages.column("created_at").to_pylist(), messages.column("id").to_pylist())) \
-            if messages.num_rows else []
+    def prune(self, scope_key: str, messages: Rows, keep: int) -> None:
+        new = list(zip(messages.column("created_at"), messages.column("id")))
         drop = self.cache.messages_to_prune(self.db, scope_key, new, keep)
         self.cache.follow_messages(scope_key, new, drop)
         if drop:
             self._prune(scope_key, drop)
 
-    def _store(self, tables: dict[str, pa.Table]) -> None:
+    def _store(self, tables: dict[str, Rows]) -> None:
         raise NotImplementedError
 
     def _prune(self, scope_key: str, ids: list[str]) -> None:
@@ -171,21 +172,22 @@ class ImmediateWriter(_UnitWriter):
     >>> db = Database(":memory:", dim=2, embedder="t")
     >>> w = ImmediateWriter(db)
     >>> with w.unit("doc"):
-    ...     w.append({"history": pa.table({"id": ["h1"], "memory_id": ["m1"], "event": ["ADD"],
-    ...                                    "created_at": [dt.datetime(2024, 1, 1)]})})
+    ...     w.append({"history": history_rows("full", [HistoryEvent("m1", "ADD", created_at=dt.datetime(2024, 1, 1))])})
     ...     db.scalar("SELECT count(*) FROM history")        # written at once, committed with the unit
     1
     """
 
-    def _store(self, tables: dict[str, pa.Table]) -> None:
+    def _store(self, tables: dict[str, Rows]) -> None:
         db = self.db
         ents = tables.get("entities")
-        if ents is not None and ents.num_rows \
-                and not self.cache.known_entities.issuperset(ents.column("id").to_pylist()):
-            db.upsert_entities(ents)
+        if ents is not None and ents.num_rows and not self.cache.known_entities.issuperset(ents.column("id")):
+            db.upsert_entities(ents.arrow())
         for name, rows in tables.items():
             if name != "entities" and rows.num_rows:
-                (db.insert_rows if name in ADD_TABLES else db.insert_arrow)(name, rows)
+                if isinstance(rows, Rows):
+                    db.insert_values(name, rows.cols)
+                else:
+                    db.insert_arrow(name, rows)
 
     def _prune(self, scope_key: str, ids: list[str]) -> None:
         self.db.prune_messages([scope_key], ids)
@@ -218,8 +220,7 @@ class BatchedWriter(_UnitWriter):
     >>> w = BatchedWriter(db)
     >>> with w.unit("doc"):
     ...     for n in range(3):
-    ...         w.append({"history": pa.table({"id": [f"h{n}"], "memory_id": ["m1"], "event": ["ADD"],
-    ...                                        "created_at": [dt.datetime(2024, 1, 1)]})})
+    ...         w.append({"history": history_rows("full", [HistoryEvent(f"m{n}", "ADD", created_at=dt.datetime(2024, 1, 1))])})
     ...     w.pending_rows, db.scalar("SELECT count(*) FROM history")
     (3, 0)
     >>> db.scalar("SELECT count(*) FROM history")
@@ -228,13 +229,13 @@ class BatchedWriter(_UnitWriter):
 
     def _reset(self) -> None:
         super()._reset()
-        self._pending: dict[str, list[pa.Table]] = {}
+        self._pending: dict[str, Rows | list[pa.Table]] = {}
         self._mem: dict[str, _Pending] = {}          # memory id -> its truth columns, until written
         self._pruned: list[tuple[str, list[str]]] = []
 
     @property
     def pending_rows(self) -> int:
-        return sum(t.num_rows for parts in self._pending.values() for t in parts)
+        return sum(p.num_rows if isinstance(p, Rows) else sum(t.num_rows for t in p) for p in self._pending.values())
 
     # -- the overlay of pending memories ------------------------------------------------------------
     def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
@@ -283,10 +284,17 @@ class BatchedWriter(_UnitWriter):
     def _known(self, ents: pa.Table | None) -> None:
         """Entities are known once written (flush)."""
 
-    def _store(self, tables: dict[str, pa.Table]) -> None:
+    def _store(self, tables: dict[str, Rows]) -> None:
         for name, rows in tables.items():
-            if rows.num_rows:
+            if not rows.num_rows:
+                continue
+            have = self._pending.get(name)
+            if not isinstance(rows, Rows):                  # Arrow rows: joined at flush
                 self._pending.setdefault(name, []).append(rows)
+            elif have is None:
+                self._pending[name] = rows.copy()           # the unit's own columns: the add's stay as built
+            else:
+                have.extend(rows)
 
     def _prune(self, scope_key: str, ids: list[str]) -> None:
         self._pruned.append((scope_key, list(ids)))
@@ -296,40 +304,42 @@ class BatchedWriter(_UnitWriter):
             self.flush()            # no cached message list: the pruning read must see pending messages
         super().prune(scope_key, messages, keep)
 
-    def _memories(self, parts: list[pa.Table]) -> pa.Table:
+    def _memories(self, rows: Rows) -> Rows:
         """The pending memories with the truth columns the unit gave them since (closures)."""
-        whole = pa.concat_tables(parts, promote_options="default")
-        mems = [self._mem[i] for i in whole.column("id").to_pylist()]
+        mems = [self._mem[i] for i in rows.column("id")]
         if all(m.updated_at is None for m in mems):
-            return whole
-        for name, typ in (("invalidated_at", pa.timestamp("us")), ("superseded_by", pa.string()),
-                          ("updated_at", pa.timestamp("us"))):
-            given = whole.column(name).to_pylist()
-            values = [getattr(m, name) if m.updated_at is not None else g for m, g in zip(mems, given)]
-            whole = whole.set_column(whole.schema.get_field_index(name), name, pa.array(values, typ))
-        return whole
+            return rows
+        for name in ("invalidated_at", "superseded_by", "updated_at"):
+            rows.set(name, [getattr(m, name) if m.updated_at is not None else g
+                            for m, g in zip(mems, rows.column(name))])
+        return rows
 
     def flush(self) -> None:
         pending, self._pending = self._pending, {}
         pruned, self._pruned = self._pruned, []
         db = self.db
-        ents = pending.pop("entities", [])
-        if ents:
-            whole = pa.concat_tables(ents, promote_options="default")
+        ents = pending.pop("entities", None)
+        if ents is not None:
+            whole = as_arrow(ents)
             ids = whole.column("id").to_pylist()
             first = sorted({i: k for k, i in reversed(list(enumerate(ids)))}.values())     # one row per id
             keep = [k for k in first if ids[k] not in self.cache.known_entities]
             if keep:
-                db.upsert_entities(whole.take(keep))
-                super()._known(whole)
-        if pruned and "messages" in pending:      # a message pruned in the same unit is never written
+                new = whole.take(keep)
+                db.upsert_entities(new)
+                with self.cache.lock:
+                    self.cache.known_entities.update(new.column("id").to_pylist())
+        if pruned and isinstance(pending.get("messages"), Rows):   # a message pruned in the same unit is never written
             gone = {i for _, ids in pruned for i in ids}
-            pending["messages"] = [t.filter(pa.array([i not in gone for i in t.column("id").to_pylist()]))
-                                   for t in pending["messages"]]
+            msgs = pending["messages"]
+            keep_rows = [k for k, i in enumerate(msgs.column("id")) if i not in gone]
+            pending["messages"] = Rows(msgs.schema, {c: [v[k] for k in keep_rows] for c, v in msgs.cols.items()})
         order = [t for t in ADD_TABLES if t in pending] + [t for t in pending if t not in ADD_TABLES]
         for name in order:
-            whole = self._memories(pending[name]) if name == "memories" \
-                else pa.concat_tables(pending[name], promote_options="default")
+            part = pending[name]
+            if name == "memories" and isinstance(part, Rows):
+                part = self._memories(part)
+            whole = part.arrow() if isinstance(part, Rows) else pa.concat_tables(part, promote_options="default")
             if whole.num_rows:
                 db.insert_arrow(name, whole)
         self._mem = {}
