@@ -226,3 +226,27 @@ def test_a_write_behind_the_cache_is_never_narrowed_by_a_declaration(m):
     m.db.raw_connection.execute("DELETE FROM memories WHERE user_id = 'bob'")
     m.delete(next(r["id"] for r in m.get_all(user_id="alice")["results"]))
     assert [r["event"] for r in m.add("I like chess", user_id="bob")["results"]] == ["ADD"]
+
+
+def test_the_cached_slot_holders_match_the_sql_query(m):
+    """Slot supersession reads the holders of a subject|slot from the scope's copy (no statement
+    inside the write); sql/queries/current_slot_memories.sql is the reference it must agree with:
+    superseded, expiring and slot-ending facts included."""
+    m.add("I live in Boston", user_id="alice", timestamp="2023-01-01")
+    m.add("I work at Acme", user_id="alice", timestamp="2023-02-01")
+    m.add("I moved to Denver", user_id="alice", timestamp="2023-03-01")          # supersedes Boston
+    m.add("I'm staying in Rome this week", user_id="alice", timestamp="2023-04-01",
+          expiration_date="2023-04-08")                                         # an expired holder
+    m.add("My sister Ana lives in Lisbon", user_id="alice", timestamp="2023-05-01")
+    m.add("I quit my job at Acme", user_id="alice", timestamp="2023-06-01")      # ends a slot
+    keys = [r[0] for r in m.db.rows("k", sql="SELECT DISTINCT subject || '|' || slot FROM memories "
+                                               "WHERE slot IS NOT NULL")]
+    assert len(keys) >= 3
+    for now in (dt.datetime(2023, 4, 5), dt.datetime(2030, 1, 1)):
+        sql = sorted(m.db.rows("queries/current_slot_memories", {"scope_key": SCOPE, "keys": keys, "now": now}))
+        cached = sorted(m.db.scope_cache.entry(m.db, SCOPE).slot_holders(keys, now))
+        assert cached == sql and sql, now
+    m.db.scope_cache.invalidate()                 # the same after a reload from the store
+    cached = sorted(m.db.scope_cache.entry(m.db, SCOPE).slot_holders(keys, dt.datetime(2030, 1, 1)))
+    assert cached == sorted(m.db.rows("queries/current_slot_memories",
+                                      {"scope_key": SCOPE, "keys": keys, "now": dt.datetime(2030, 1, 1)}))

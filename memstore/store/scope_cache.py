@@ -55,17 +55,21 @@ class ScopeEntry:
         self.alive = np.zeros(0, bool)
         self.by_hash: dict[str, list[int]] = {}
         self.by_id: dict[str, int] = {}
+        self.by_slot: dict[str, list[tuple[int, dt.datetime]]] = {}     # subject|slot -> holders (row, valid_from)
 
     @property
     def size(self) -> int:
         return len(self.ids)
 
-    def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any) -> None:
-        """Append rows (vectors are normalised here)."""
+    def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any,
+               slots: list[tuple[str | None, Any]] | None = None) -> None:
+        """Append rows (vectors are normalised here); `slots[i]` is (subject|slot key the memory
+        holds or None, its valid_from)."""
         fresh = [j for j, mid in enumerate(ids) if mid not in self.by_id]   # a load may already hold them
         if len(fresh) < len(ids):
             ids, hashes, texts = ([xs[j] for j in fresh] for xs in (ids, hashes, texts))
             vecs, expires = [vecs[j] for j in fresh], [expires[j] for j in fresh]
+            slots = [slots[j] for j in fresh] if slots is not None else None
         n0, k = len(self.ids), len(ids)
         if k == 0:
             return
@@ -84,6 +88,9 @@ class ScopeEntry:
         for j, (mid, h) in enumerate(zip(ids, hashes)):
             self.by_hash.setdefault(h, []).append(n0 + j)
             self.by_id[mid] = n0 + j
+        for j, (key, since) in enumerate(slots or ()):
+            if key is not None:
+                self.by_slot.setdefault(key, []).append((n0 + j, since))
         self.ids += ids
         self.hashes += hashes
         self.texts += texts
@@ -94,6 +101,13 @@ class ScopeEntry:
             j = self.by_id.get(mid)
             if j is not None:
                 self.alive[j] = False
+
+    def slot_holders(self, keys: Any, now: dt.datetime) -> list[tuple[str, str, Any]]:
+        """(id, key, valid_from) of current, unexpired memories holding one of the subject|slot keys
+        (what sql/queries/current_slot_memories.sql reads from the store)."""
+        stamp = np.datetime64(now, "us")
+        return [(self.ids[j], key, since) for key in keys for j, since in self.by_slot.get(key, ())
+                if self.alive[j] and self.expires[j] > stamp]
 
     def _current(self, now: dt.datetime) -> np.ndarray:
         n = self.size
@@ -284,10 +298,11 @@ class ScopeCache:
         exp = table.column("expiration_date").to_numpy(zero_copy_only=False).astype("datetime64[us]")
         exp[np.isnat(exp)] = NOT_EXPIRING
         ids, hashes, texts = (table.column(c).to_pylist() for c in ("id", "hash", "memory"))
+        slots = list(zip(table.column("slot_key").to_pylist(), table.column("slot_from").to_pylist()))
         bounds = np.flatnonzero(scopes[1:] != scopes[:-1]) + 1      # rows come ordered by scope
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(scopes)]):
             e = self.entries.setdefault(str(scopes[lo]), ScopeEntry(db.dim))
-            e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi])
+            e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi], slots[lo:hi])
 
     def _evict(self) -> None:
         total = sum(e.size for e in self.entries.values())

@@ -109,7 +109,10 @@ class _UnitWriter:
         return e
 
     def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
-        return self.db.rows("queries/current_slot_memories", {"scope_key": scope_key, "keys": list(keys), "now": now})
+        # the scope's copy knows the slot each current memory holds: no statement inside the unit
+        e = self.entry(scope_key)
+        with self.cache.lock:
+            return e.slot_holders(keys, now)
 
     def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
         return self.db.rows("queries/slot_history_memories", {"scope_key": scope_key, "key": key, "now": now})
@@ -142,7 +145,9 @@ class _UnitWriter:
         e = self.entry(state.scope.key)
         with self.cache.lock:
             e.extend([f.id for f in current], [f.hash for f in current], [f.text for f in current],
-                     [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current])
+                     [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current],
+                     [(f"{f.subject}|{f.slot}" if f.subject and f.slot and f.slot_value is not None else None,
+                       f.valid_from or state.timestamp or state.now) for f in current])
         self._known(tables.get("entities"))
 
     def _known(self, ents: Rows | None) -> None:
@@ -248,13 +253,6 @@ class BatchedWriter(_UnitWriter):
                     f.valid_from or state.timestamp or now, f.expires_at or state.expiration_date, f.text,
                     invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
         super().write(state, tables)
-
-    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
-        want = set(keys)
-        mine = [(mid, m.key, m.valid_from) for mid, m in self._mem.items()
-                if m.scope_key == scope_key and m.key in want and m.holds and m.invalidated_at is None
-                and m.unexpired(now)]
-        return super().slot_holders(scope_key, keys, now) + mine
 
     def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
         mine = [(mid, m.valid_from, m.invalidated_at) for mid, m in self._mem.items()
