@@ -16,7 +16,6 @@ committed alone, so one bad group cannot fail the others.
 from __future__ import annotations
 
 import contextlib
-import copy
 import random
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -173,13 +172,24 @@ def _write_unit(groups: list[list[AddState]], rt: Runtime, writer: Writer, step:
                 st.timings["write (unit)"] = time.perf_counter() - t0
 
 
+# What the write steps decide on a prepared fact: saved before a unit, put back if it fails.
+_DECIDED = ("outcome", "duplicate_of", "subject", "slot", "slot_value", "superseded_by")
+_DECIDED_LISTS = ("supersedes", "narrows")
+
+
 def _saved(state: AddState) -> list:
-    return copy.deepcopy(state.facts)
+    return [(f, tuple(getattr(f, k) for k in _DECIDED), tuple(list(getattr(f, k)) for k in _DECIDED_LISTS))
+            for f in state.facts]
 
 
 def _restore(group: list[AddState], saved: list[list]) -> None:
     for st, facts in zip(group, saved):
-        st.facts, st.results, st.tables = facts, [], {}
+        for f, values, lists in facts:
+            for k, v in zip(_DECIDED, values):
+                setattr(f, k, v)
+            for k, v in zip(_DECIDED_LISTS, lists):
+                setattr(f, k, list(v))
+        st.facts, st.results, st.tables = [f for f, _, _ in facts], [], {}
 
 
 def commit_add(state: AddState, rt: Runtime) -> AddState:
