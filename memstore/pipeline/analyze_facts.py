@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.ids import content_hash, new_id
 from memstore.pipeline.types import AddState
+from memstore.truth.supersede_by_slot import read_slots
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -20,5 +21,6 @@ def analyze_facts(state: AddState, rt: Runtime) -> AddState:
         for f, a in zip(state.facts, rt.nlp.analyze([f.text for f in state.facts])):
             f.entities = a.entities
             f.terms = dict(a.terms)
+        read_slots(state.facts)      # what each fact states (truth rules), before the write
     state.timings["nlp"] = time.perf_counter() - t0
     return state

@@ -45,6 +45,8 @@ class Fact:
     slot: str | None = None                                   # e.g. "lives_in" (truth maintenance)
     subject: str | None = None                                # whose slot, e.g. "alice"
     slot_value: str | None = None                             # e.g. "seattle"; None when the fact ends the slot
+    slot_additive: bool = False                               # "also works at ...": adds a value, replaces none
+    slot_checked: bool = False                                # the slot fields above were read from the text
     superseded_by: tuple[str, Any] | None = None              # (id, valid_from) of a stored newer fact on the slot
     narrows: list[str] = field(default_factory=list)          # closed facts whose interval this late fact cuts
     source_message_ids: list[str] = field(default_factory=list)

@@ -41,15 +41,23 @@ def _when(f: Fact, state: AddState) -> Any:
     return f.valid_from or state.timestamp or state.now
 
 
-def supersede_by_slot(state: AddState, rt: Runtime, w: Writer) -> AddState:
-    t0 = time.perf_counter()
-    additive: set[int] = set()
-    for f in state.facts:
+def read_slots(facts: list[Fact]) -> None:
+    """The subject + slot each fact states ("Alice moved to Seattle" → alice / lives_in / seattle):
+    a pure reading of its text, done with the other analysis in prepare (analyze_facts), so the
+    write itself only decides."""
+    for f in facts:
+        if f.slot_checked:
+            continue
         m = detect_slot(f.text, speaker=f.attributed_to)
         if m is not None:
-            f.subject, f.slot, f.slot_value = m.subject, m.slot, m.value
-            if m.additive:
-                additive.add(id(f))
+            f.subject, f.slot, f.slot_value, f.slot_additive = m.subject, m.slot, m.value, m.additive
+        f.slot_checked = True
+
+
+def supersede_by_slot(state: AddState, rt: Runtime, w: Writer) -> AddState:
+    t0 = time.perf_counter()
+    read_slots(state.facts)          # already read in prepare unless the facts came another way
+    additive = {id(f) for f in state.facts if f.slot_additive}
     added = [f for f in state.facts if f.outcome == "added" and f.slot]
     if added and _active(state, rt):
         fulfils = {id(f): [f"{f.subject}|{p}" for p in fulfilled_plans(f.slot, f.slot_value)]
