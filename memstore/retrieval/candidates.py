@@ -58,7 +58,9 @@ def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec:
     scope = Scope(ids=ids, doc_len=col("_doc_len").astype(np.float64),
                   valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                   slot_family=table.column("_slot_family").to_pylist(),
-                  person=col("_person").astype(np.float64), cosine=cos)
+                  person=col("_person").astype(np.float64), cosine=cos,
+                  episode_key=table.column("_episode_key").to_pylist(),
+                  time_stated=col("_time_stated").astype(bool))
     return scope, table
 
 

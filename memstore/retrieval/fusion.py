@@ -44,6 +44,8 @@ class Scope:
     slot_family: list[str | None]
     person: np.ndarray                  # 1.0 when the query names attributed_to
     cosine: np.ndarray | None = None    # None when the semantic channel is off
+    episode_key: list[str | None] | None = None   # the add() call that stored it (extraction_run_id)
+    time_stated: np.ndarray | None = None         # True when its time was given (valid_from != created_at)
 
     @property
     def n(self) -> int:
@@ -139,6 +141,35 @@ def entity_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray
     return np.where(count > 0, entity, 0.0), count
 
 
+def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: int,
+                   episode_minutes: float) -> np.ndarray:
+    """1.0 for the candidates of the anchor's conversation (the anchor is rows[best]): the memories
+    stored by the same add() call (extraction_run_id: the messages the caller handed over together),
+    and those whose stated time (a timestamp given to add(), or the messages') lies within
+    episode_minutes of the anchor's. A memory stored without a stated time has only its storage
+    time, which says nothing about when it was said (sessions imported one after the other are
+    seconds apart): it groups by its add() call alone.
+
+    >>> s = Scope(ids=list("abcd"), doc_len=np.ones(4), valid_at=np.array([0, 10, 20, 30]),
+    ...           slot_family=[None] * 4, person=np.zeros(4), episode_key=["r1", "r1", "r2", "r3"],
+    ...           time_stated=np.array([False, False, False, True]))
+    >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()   # b: same call; c, d: others
+    [1.0, 1.0, 0.0, 0.0]
+    >>> s.time_stated[:] = True                                         # all said within the hour
+    >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    near = np.abs(valid_at - valid_at[best]) <= episode_minutes * 60
+    if scope.time_stated is not None:
+        stated = scope.time_stated[rows]
+        near &= stated & stated[best]
+    if scope.episode_key is not None:
+        anchor = scope.episode_key[rows[best]]
+        if anchor is not None:
+            near |= np.array([scope.episode_key[i] == anchor for i in rows], bool)
+    return near.astype(np.float64)
+
+
 def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     """Candidates from the three channels (top candidate_k each), every signal, fused score; the
     columns, order and values of fuse_scores.sql."""
@@ -171,7 +202,7 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
             + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
     best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
-    episode = (np.abs(valid_at - valid_at[best]) <= p.episode_minutes * 60).astype(np.float64)
+    episode = episode_scores(scope, rows, valid_at, best, p.episode_minutes)
     score = (base + w["episode"] * episode) / sum(w.get(s, 0.0) for s in SIGNAL_WEIGHTS)
     order = np.lexsort((id_arr, -score))[:int(p.limit)]
     cols = {"id": id_arr[order].tolist(), "by_semantic": by["semantic"][rows][order],

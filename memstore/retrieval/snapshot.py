@@ -49,6 +49,8 @@ class Snapshot:
     doc_len: np.ndarray
     valid_at: np.ndarray
     slot_family: list[str | None]
+    episode_key: list[str | None]       # extraction_run_id: the add() call that stored the memory
+    time_stated: np.ndarray             # valid_from given (not the storage time)
     person_words: list[str | None]      # ' ' || lower(trim(attributed_to)) || ' '
     expires_us: np.ndarray              # _NEVER when not expiring
     vecs: np.ndarray                    # unit vectors, (n, dim) float32
@@ -82,11 +84,13 @@ class Snapshot:
             cos = self.vecs @ q
         if keep is None:
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
-                         person=person, cosine=cos), self.table, None
+                         person=person, cosine=cos, episode_key=self.episode_key,
+                         time_stated=self.time_stated), self.table, None
         row_map = np.full(self.n + 1, -1, np.int64)
         row_map[keep] = np.arange(len(keep))
         scope = Scope(ids=[self.ids[i] for i in keep], doc_len=self.doc_len[keep], valid_at=self.valid_at[keep],
                       slot_family=[self.slot_family[i] for i in keep], person=person[keep],
+                      episode_key=[self.episode_key[i] for i in keep], time_stated=self.time_stated[keep],
                       cosine=None if cos is None else cos[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
@@ -195,6 +199,8 @@ def build_snapshot(db: Any, *, where: str, params: dict[str, Any], posting_scope
     return Snapshot(generation=generation, table=table, ids=ids, doc_len=col("_doc_len").astype(np.float64),
                     valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                     slot_family=table.column("_slot_family").to_pylist(),
+                    episode_key=table.column("_episode_key").to_pylist(),
+                    time_stated=col("_time_stated").astype(bool),
                     person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
                     kw={t: (np.array(r, np.int64), np.array(tf, np.float64)) for t, (r, tf) in kw.items()},
                     ent={e: np.array(r, np.int64) for e, r in ent.items()})

@@ -29,9 +29,14 @@
 --              denominator depends on the query only, never on the other candidates
 --   person   = 1 when the query names the person the memory is attributed to (attributed_to, as a
 --              whole word of $qtext: the query lowercased, words separated by single spaces, padded)
---   episode  = 1 when the memory's time (valid_from, else created_at) lies within $episode_minutes
---              of the time of the best candidate by the other signals: facts learned in the same
---              conversation as the best match come along (pseudo-relevance feedback on time; the
+--   episode  = 1 when the memory was learned in the same conversation as the best candidate by the
+--              other signals (the anchor): stored by the same add() call (extraction_run_id: the
+--              messages the caller handed over together), or, when both have a stated time
+--              (valid_from given by a timestamp, not the storage time: valid_from <> created_at),
+--              said within $episode_minutes of the anchor. Storage times say nothing about when
+--              something was said (sessions imported one after another are seconds apart), so
+--              memories without a stated time group by add() call only. Facts from the best
+--              match's conversation come along (pseudo-relevance feedback on the conversation; the
 --              value depends on the best candidate, the denominator still does not)
 --   time     = for a query that names periods (memstore/retrieval/query_time.py: a day, a month of a
 --              year, a year: [$qtime_start, $qtime_end); a month without a year: $qtime_months, that
@@ -42,6 +47,7 @@ WITH scope AS MATERIALIZED (
     -- one scan of the scope's memories serves every channel (the cosine only when semantic is on)
     SELECT m.id, m.doc_len, m.created_at, m.valid_from, coalesce(m.valid_from, m.created_at) AS valid_at,
            epoch_us(coalesce(m.valid_from, m.created_at)) // 1000000 AS t, split_part(m.slot, ':', 1) AS slot_family,
+           m.extraction_run_id AS episode_key, coalesce(m.valid_from <> m.created_at, false) AS time_stated,
            CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS person,
            CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine
@@ -139,7 +145,7 @@ scored AS (
                        epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0))::BIGINT - s.t,
                        s.t - epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0) + INTERVAL 1 MONTH)::BIGINT,
                        0) / 86400.0 / $time_half_life_days))))), 0))::DOUBLE AS time,
-           s.valid_at
+           s.valid_at, s.episode_key, s.time_stated
     FROM candidates c
     JOIN scope s ON s.id = c.id
     LEFT JOIN sem ON sem.id = c.id
@@ -153,11 +159,13 @@ base AS (
 ),
 anchor AS (
     -- the best candidate before the episode signal: its time marks the episode
-    SELECT valid_at AS anchor_at FROM base ORDER BY base_sum DESC, id LIMIT 1
+    SELECT valid_at AS anchor_at, episode_key AS anchor_key, time_stated AS anchor_stated FROM base ORDER BY base_sum DESC, id LIMIT 1
 ),
 episodic AS (
-    SELECT b.* EXCLUDE (base_sum, valid_at, time), b.base_sum,
-           CASE WHEN abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60
+    SELECT b.* EXCLUDE (base_sum, valid_at, episode_key, time_stated, time), b.base_sum,
+           CASE WHEN b.episode_key = a.anchor_key
+                  OR (b.time_stated AND a.anchor_stated
+                      AND abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60)
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
            b.time
     FROM base b CROSS JOIN anchor a

@@ -6,7 +6,8 @@
 -- Parameters: the filters', $now (and $as_of), $qtext.
 SELECT m.id, m.scope_key, m.doc_len::DOUBLE AS _doc_len,
        epoch_us(coalesce(m.valid_from, m.created_at)) AS _valid_at_us,
-       split_part(m.slot, ':', 1) AS _slot_family,
+       split_part(m.slot, ':', 1) AS _slot_family, m.extraction_run_id AS _episode_key,
+       coalesce(m.valid_from <> m.created_at, false) AS _time_stated,
        CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
             THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS _person,
        /*COSINE*/ AS _cosine /*RECORD*/
