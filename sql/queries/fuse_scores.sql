@@ -9,14 +9,19 @@
 --   $qvec                      the query vector
 --   $qterms                    the query's keyword lemmas (distinct)
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
--- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
+-- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
 --   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
 -- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends
 -- on which other candidates happened to have signals (mem0 divides by the number of signals present).
---   semantic = max(cosine, 0)
+--   semantic = max(cosine, 0), the cosine of the query q with v + $conv_lambda * c: the memory's unit
+--              vector v and the mean unit vector c of its conversation (the scope's memories stored
+--              by the same add() call): document expansion from the conversation a fact was told in.
+--              From per-row values: (q.v + l q.c) / sqrt(1 + 2 l v.c + l^2 |c|^2), q.c the
+--              conversation's mean cosine, |c|^2 its mean v.c. A memory alone in its add() call
+--              keeps its own cosine; $conv_lambda = 0 turns it off.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope
 --   entity   = noisy-or over the query's matched entities of match * weight, where weight is the
@@ -50,12 +55,34 @@ WITH scope AS MATERIALIZED (
            m.extraction_run_id AS episode_key, coalesce(m.valid_from <> m.created_at, false) AS time_stated,
            CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS person,
-           CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine
+           CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine,
+           CASE WHEN $use_sem THEN m.embedding END AS embedding
     FROM memories m
     WHERE /*WHERE*/
 ),
+conv_dot AS (
+    -- v . c per memory: its unit vector times the mean unit vector of its conversation (same add() call)
+    SELECT a.id, avg(array_cosine_similarity(a.embedding, b.embedding)) AS conv_dot
+    FROM scope a JOIN scope b ON a.episode_key = b.episode_key
+    WHERE $use_sem
+    GROUP BY a.id
+),
+conv AS (
+    -- per conversation: q . c (its mean cosine) and |c|^2 (its mean v . c)
+    SELECT s.episode_key, avg(s.cosine) AS q_dot_c, avg(d.conv_dot) AS c_sq
+    FROM scope s JOIN conv_dot d ON d.id = s.id
+    GROUP BY s.episode_key
+),
 sem AS (
-    SELECT id, cosine FROM scope WHERE $use_sem
+    SELECT s.id, CASE WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
+                      THEN ((s.cosine + $conv_lambda * c.q_dot_c)
+                            / sqrt(greatest(1 + 2 * $conv_lambda * d.conv_dot + $conv_lambda * $conv_lambda * c.c_sq,
+                                            1e-12)))::FLOAT
+                      ELSE s.cosine END AS cosine
+    FROM scope s
+    LEFT JOIN conv_dot d ON d.id = s.id
+    LEFT JOIN conv c ON c.episode_key = s.episode_key
+    WHERE $use_sem
 ),
 sem_top AS (
     SELECT id FROM sem ORDER BY cosine DESC, id LIMIT $candidate_k
