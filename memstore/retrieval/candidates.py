@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memstore.retrieval.fusion import Hits, Scope, conversation_dot
+from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
 from memstore.store.sqlfiles import load_sql
 
 
@@ -37,6 +37,7 @@ def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec:
                                        RECORD=", m.* EXCLUDE (embedding, id, scope_key)" if records else ""))
     ids = table.column("id").to_pylist()
     keys = table.column("_episode_key").to_pylist()
+    group = conversation_groups(table.column("_episode_key"))
     cos = conv = None
     if qvec is not None:
         if from_cache:
@@ -52,13 +53,13 @@ def load_scope(db: Any, *, where: str, params: dict[str, Any], qtext: str, qvec:
             vecs = unit_rows(np.asarray(flat, np.float32).reshape(len(ids), dim))
         q = np.asarray(qvec, np.float32)
         cos = vecs @ (q / max(float(np.linalg.norm(q)), 1e-12))
-        conv = conversation_dot(vecs, keys)
+        conv = conversation_dot(vecs, group)
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     scope = Scope(ids=ids, doc_len=col("_doc_len").astype(np.float64),
                   valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                   slot_family=table.column("_slot_family").to_pylist(),
                   person=col("_person").astype(np.float64), cosine=cos, episode_key=keys,
-                  time_stated=col("_time_stated").astype(bool), conv_dot=conv)
+                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv)
     return scope, table
 
 

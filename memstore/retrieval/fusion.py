@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memstore.retrieval.query_time import QueryPeriods, time_scores
 
@@ -46,6 +47,7 @@ class Scope:
     person: np.ndarray                  # 1.0 when the query names attributed_to
     cosine: np.ndarray | None = None    # None when the semantic channel is off
     episode_key: list[str | None] | None = None   # the add() call that stored it (extraction_run_id)
+    conv_group: np.ndarray | None = None          # conversation_groups(episode_key)
     time_stated: np.ndarray | None = None         # True when its time was given (valid_from != created_at)
     conv_dot: np.ndarray | None = None            # unit vector . its conversation's mean unit vector
 
@@ -144,42 +146,53 @@ def entity_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray
     return np.where(count > 0, entity, 0.0), count
 
 
-def conversation_groups(keys: list[str | None] | None, n: int) -> np.ndarray:
-    """Group index per row: rows stored by the same add() call share one; a row without a key is
-    its own group.
+def conversation_groups(keys: Any) -> np.ndarray:
+    """Group index per row from the rows' add() call keys (a list or an Arrow array): rows stored by
+    the same add() call share one; a row without a key is a group of its own.
 
-    >>> conversation_groups(["r1", None, "r1", "r2"], 4).tolist()
-    [0, 1, 0, 2]
+    >>> conversation_groups(["r1", None, "r1", "r2"]).tolist()
+    [0, 2, 0, 1]
     """
-    if keys is None:
-        return np.arange(n, dtype=np.int64)
-    index: dict[Any, int] = {}
-    return np.array([index.setdefault(k if k is not None else (i,), len(index)) for i, k in enumerate(keys)],
-                    np.int64)
+    arr = keys if isinstance(keys, (pa.Array, pa.ChunkedArray)) else pa.array(keys, pa.string())
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    if enc.null_count:
+        nulls = np.flatnonzero(enc.is_null().to_numpy(zero_copy_only=False))
+        idx = np.asarray(idx, np.float64)
+        idx[nulls] = len(enc.dictionary) + np.arange(len(nulls))
+    return np.asarray(idx, np.int64)
 
 
-def conversation_dot(vecs: np.ndarray, keys: list[str | None] | None) -> np.ndarray:
-    """v_i . c_g per row: its unit vector times the mean unit vector of its conversation (the
-    memories of the scope stored by the same add() call); 1.0 for a memory alone in its own.
-    Query-independent: a snapshot computes it once.
+def conversation_dot(vecs: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """v_i . c_g per row: its unit vector times the mean unit vector of its conversation (group,
+    from conversation_groups); 1.0 for a memory alone in its own. Query-independent: a snapshot
+    computes it once.
 
     >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
-    >>> conversation_dot(v, ["r1", "r1", None]).round(3).tolist()
+    >>> conversation_dot(v, conversation_groups(["r1", "r1", None])).round(3).tolist()
     [0.5, 0.5, 1.0]
     """
-    n = len(vecs)
-    group = conversation_groups(keys, n)
-    if n == 0:
-        return np.zeros(0)
-    counts = np.bincount(group).astype(np.float64)
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
-    sums = np.add.reduceat(vecs[order].astype(np.float64), starts, axis=0)
-    means = sums / counts[group[order][starts]][:, None]
-    return np.einsum("ij,ij->i", vecs.astype(np.float64), means[group])
+    out = np.ones(len(vecs))
+    if len(vecs) == 0:
+        return out
+    counts = np.bincount(group)
+    rows = np.flatnonzero(counts[group] > 1)          # memories sharing their add() call
+    if len(rows) == 0:
+        return out
+    sub = group[rows]
+    order = np.argsort(sub, kind="stable")
+    sorted_rows, sorted_sub = rows[order], sub[order]
+    starts = np.flatnonzero(np.r_[True, sorted_sub[1:] != sorted_sub[:-1]])
+    sums = np.add.reduceat(vecs[sorted_rows], starts, axis=0)
+    means = sums / counts[sorted_sub[starts]][:, None].astype(np.float32)
+    which = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(sorted_rows)]))
+    out[sorted_rows] = np.einsum("ij,ij->i", vecs[sorted_rows], means[which])
+    return out
 
 
-def smooth_cosine(cos: np.ndarray, keys: list[str | None] | None, conv_dot: np.ndarray, lam: float) -> np.ndarray:
+def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam: float) -> np.ndarray:
     """Cosine of the query with the memory's unit vector v plus lam times its conversation's mean
     unit vector c (document expansion from the conversation the memory was told in: what a fact
     leaves implicit its conversation says), from per-row quantities only:
@@ -187,18 +200,21 @@ def smooth_cosine(cos: np.ndarray, keys: list[str | None] | None, conv_dot: np.n
     |v + lam c|^2 = 1 + 2 lam v.c + lam^2 |c|^2, |c|^2 the conversation's mean v.c. A memory alone
     in its conversation keeps its cosine.
 
-    >>> out = smooth_cosine(np.array([0.9, 0.1, 0.5]), ["r1", "r1", None], np.array([0.5, 0.5, 1.0]), 1.0)
+    >>> g = conversation_groups(["r1", "r1", None])
+    >>> out = smooth_cosine(np.array([0.9, 0.1, 0.5]), g, np.array([0.5, 0.5, 1.0]), 1.0)
     >>> [round(float(x), 3) for x in out]      # (0.9 + 0.5) / sqrt(1 + 1 + 0.5); alone: unchanged
     [0.885, 0.379, 0.5]
     """
     if lam <= 0 or len(cos) == 0:
         return cos
-    group = conversation_groups(keys, len(cos))
     counts = np.bincount(group).astype(np.float64)
     qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
     cc = np.bincount(group, weights=conv_dot) / counts
     norm = np.sqrt(np.maximum(1 + 2 * lam * conv_dot + lam * lam * cc[group], 1e-12))
-    return ((cos + lam * qc[group]) / norm).astype(np.float32)
+    out = ((cos + lam * qc[group]) / norm).astype(np.float32)
+    alone = counts[group] == 1
+    out[alone] = cos[alone]                            # exactly, not up to rounding
+    return out
 
 
 def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: int,
@@ -237,8 +253,8 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     if n == 0:
         return SCHEMA.empty_table()
     cos = scope.cosine if use["semantic"] and scope.cosine is not None else None
-    if cos is not None and scope.conv_dot is not None:
-        cos = smooth_cosine(cos, scope.episode_key, scope.conv_dot, p.conversation_smoothing)
+    if cos is not None and scope.conv_dot is not None and scope.conv_group is not None:
+        cos = smooth_cosine(cos, scope.conv_group, scope.conv_dot, p.conversation_smoothing)
     bm25, keyword, has_kw = keyword_scores(scope, hits, p)
     entity, n_ent = entity_scores(scope, hits, p)
     all_ids = np.array(scope.ids, dtype=object)
