@@ -213,7 +213,7 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     """
     if lam <= 0 or len(cos) == 0:
         return cos
-    counts = np.bincount(group).astype(np.float64)
+    counts = np.maximum(np.bincount(group), 1).astype(np.float64)   # 0 only for ids no row has (expired rows)
     qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
     cc = np.bincount(group, weights=conv_dot) / counts
     norm = np.sqrt(np.maximum(1 + 2 * lam * conv_dot + lam * lam * cc[group], 1e-12))
