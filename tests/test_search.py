@@ -245,6 +245,43 @@ def test_episode_signal_marks_memories_from_the_best_matchs_conversation(memory)
     assert off["score"].to_list() == off["semantic"].to_list()   # one channel: its own signal only
 
 
+def test_without_timestamps_the_episode_is_the_add_call(memory):
+    """Sessions imported one after another without timestamps are seconds apart: the episode is
+    the best match's add() call, not everything stored within episode_minutes of it."""
+    memory.add([{"role": "user", "content": t} for t in ("Alice adopted a greyhound named Biscuit",
+                                                         "Alice bought a red leash")], user_id="alice", infer=False)
+    memory.add("Alice bought a blue leash", user_id="alice", infer=False)          # another session
+    f = memory.explain_search("which greyhound did alice adopt, and which leash?", user_id="alice")
+    episode = dict(zip(f["memory"], f["episode"]))
+    assert f["memory"][0] == "Alice adopted a greyhound named Biscuit"
+    assert episode == {"Alice adopted a greyhound named Biscuit": 1.0, "Alice bought a red leash": 1.0,
+                       "Alice bought a blue leash": 0.0}
+
+
+def test_semantic_signal_reads_a_memory_with_its_conversation(store_path):
+    """semantic = cosine with the memory's vector plus its add() call's mean vector; alone in its
+    add() call a memory keeps its own cosine, and conversation_smoothing=0 turns it off."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on = Memory(store_path, config={"embedder": {"provider": "hashing"}})
+    on.add([{"role": "user", "content": t} for t in ("We drove to the coast", "The waves were huge")],
+           user_id="alice", infer=False)
+    on.add("Alice plays the cello", user_id="alice", infer=False)
+    got = on.explain_search("waves at the coast", user_id="alice")
+    on.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        off = Memory(store_path, config={"embedder": {"provider": "hashing"},
+                                         "search": {"conversation_smoothing": 0}})
+    raw = off.explain_search("waves at the coast", user_id="alice")
+    off.close()
+    a, b = (dict(zip(f["memory"], f["semantic"])) for f in (got, raw))
+    assert a["Alice plays the cello"] == b["Alice plays the cello"]              # alone in its add() call
+    # "We drove to the coast" is read with "The waves were huge": it gains what its own words lack
+    assert a["We drove to the coast"] > b["We drove to the coast"]
+    assert all(0.0 <= v <= 1.0 for v in a.values())
+
+
 def test_person_signal_prefers_memories_of_the_person_the_query_names(memory):
     for name, where in (("Caroline", "mountains"), ("Melanie", "hills")):
         memory.add([{"role": "user", "content": f"I love hiking in the {where}", "name": name}],

@@ -33,6 +33,10 @@ FACTS = [  # (text, user, speaker, when, metadata)
     ("Bob lives in Denver and hikes every weekend", "bob", "Bob", "2024-01-05T10:00", {"topic": "home"}),
     ("Bob's dog Biscuit is a beagle", "bob", "Bob", "2024-01-05T10:10", {"topic": "pets"}),
 ]
+# one add() call of several messages: a conversation, so the semantic signal's smoothing toward the
+# conversation's mean vector (and the episode by add() call) have something to do
+CONVERSATION = (["Alice took Biscuit to the beach", "The sea was cold but the greyhound loved it",
+                 "Carol came along with her camera"], "2024-04-20T09:00")
 QUERIES = ["where does alice live", "Carol Google", "Biscuit the greyhound", "what does Carol love about hiking?",
            "zanzibar", "Alice", "which hikes did alice go on in February 2024", "what did Alice adopt in March?",
            "what did alice do on 1 March, 2024"]
@@ -51,6 +55,9 @@ def _build(path: str, cache_rows: int, candidate_k: int = 100) -> Memory:
         for text, user, speaker, when, meta in FACTS:
             msg = {"role": "user", "content": text, **({"name": speaker} if speaker else {})}
             m.add([msg], user_id=user, infer=False, timestamp=when, metadata=meta)
+        texts, when = CONVERSATION
+        m.add([{"role": "user", "content": t} for t in texts], user_id="alice", infer=False, timestamp=when,
+              metadata={"topic": "pets"})
         old = next(r for r in m.get_all(filters={"user_id": "alice"}, top_k=100)["results"]
                    if r["memory"] == "Alice is vegetarian")
         m.update(old["id"], "Alice is vegan since 2024")

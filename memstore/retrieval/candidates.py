@@ -2,7 +2,7 @@
 vectors), the postings of the query's terms and entities, and the scope's vectors from the
 in-process scope cache (the store only for memories the cache does not hold).
 
-The statements are sql/queries/search_scope.sql, search_hits.sql and (rarely) search_cosines.sql; memstore/retrieval/fusion.py scores what they return.
+The statements are sql/queries/search_scope.sql, search_hits.sql and (rarely) search_vectors.sql; memstore/retrieval/fusion.py scores what they return.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from memstore.retrieval.fusion import Hits, Scope
+from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -30,39 +30,46 @@ def _sql(name: str, **parts: str) -> str:
 def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, qvec: np.ndarray | None,
                use_cache: bool = True, records: bool = False) -> tuple[Scope, pa.Table]:
     """The filtered scope's rows (and the Arrow table they came from: with every memory column but
-    the embedding when `records`); cosines from the scope cache's unit vectors when it holds them."""
+    the embedding when `records`); cosines from the scope cache's unit vectors when it holds them,
+    else from the vectors read with the scope."""
     dim = int(db.dim)
     from_cache = qvec is not None and use_cache and db.scope_cache.max_rows > 0
-    cosine_sql = "NULL::FLOAT" if qvec is None or from_cache else \
-        f"array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}])"
+    vector_sql = "m.embedding" if qvec is not None and not from_cache else f"NULL::FLOAT[{dim}]"
     p = dict(params, qtext=qtext)
-    if qvec is not None and not from_cache:
-        p["qvec"] = qvec
-    table = db.arrow("search_scope", p, sql=_sql("search_scope", WHERE=where, COSINE=cosine_sql,
+    table = db.arrow("search_scope", p, sql=_sql("search_scope", WHERE=where, VECTOR=vector_sql,
                                        RECORD=", m.* EXCLUDE (embedding, id, scope_key)" if records else ""))
     ids = table.column("id").to_pylist()
-    cos = None
+    keys = table.column("_episode_key").to_pylist()
+    group = conversation_groups(table.column("_episode_key"))
+    cos = conv = None
     if qvec is not None:
         if from_cache:
             vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
-            q = np.asarray(qvec, np.float32)
-            q = q / max(float(np.linalg.norm(q)), 1e-12)
-            cos = vecs @ q
             if not found.all():          # not cached (e.g. written since by another path): read them
                 missing = [ids[i] for i in np.flatnonzero(~found)]
-                got = dict(db.rows("search_cosines", {"ids": missing, "qvec": qvec},
-                                   sql=load_sql("queries/search_cosines").replace("{dim}", str(dim))))
+                got = dict(db.rows("search_vectors", {"ids": missing}, sql=load_sql("queries/search_vectors")))
                 for i in np.flatnonzero(~found):
-                    cos[i] = got.get(ids[i]) or 0.0
+                    if got.get(ids[i]) is not None:
+                        vecs[i] = unit_rows(np.asarray([got[ids[i]]], np.float32))[0]
         else:
-            cos = table.column("_cosine").to_numpy(zero_copy_only=False).astype(np.float32)
-            cos = np.nan_to_num(cos, nan=0.0)
+            flat = table.column("_vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            vecs = unit_rows(np.asarray(flat, np.float32).reshape(len(ids), dim))
+        q = np.asarray(qvec, np.float32)
+        cos = vecs @ (q / max(float(np.linalg.norm(q)), 1e-12))
+        conv = conversation_dot(vecs, group)
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     scope = Scope(ids=ids, doc_len=col("_doc_len").astype(np.float64),
                   valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                   slot_family=table.column("_slot_family").to_pylist(),
-                  person=col("_person").astype(np.float64), cosine=cos)
+                  person=col("_person").astype(np.float64), cosine=cos, episode_key=keys,
+                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv)
     return scope, table
+
+
+def unit_rows(vecs: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (a zero row stays zero), as the scope cache holds them."""
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return (vecs / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=64)

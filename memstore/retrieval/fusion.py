@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memstore.retrieval.query_time import QueryPeriods, time_scores
 
@@ -44,6 +46,10 @@ class Scope:
     slot_family: list[str | None]
     person: np.ndarray                  # 1.0 when the query names attributed_to
     cosine: np.ndarray | None = None    # None when the semantic channel is off
+    episode_key: list[str | None] | None = None   # the add() call that stored it (extraction_run_id)
+    conv_group: np.ndarray | None = None          # conversation_groups(episode_key)
+    time_stated: np.ndarray | None = None         # True when its time was given (valid_from != created_at)
+    conv_dot: np.ndarray | None = None            # unit vector . its conversation's mean unit vector
 
     @property
     def n(self) -> int:
@@ -96,6 +102,7 @@ class FusionParams:
     episode_minutes: float = 60.0
     periods: QueryPeriods = field(default_factory=QueryPeriods)   # what the query names (time signal)
     time_half_life_days: float = 7.0
+    conversation_smoothing: float = 1.0  # lambda: the memory's vector + lambda x its conversation's mean
     use: dict[str, bool] = field(default_factory=lambda: {"semantic": True, "keyword": True, "entity": True})
     limit: int = 20
 
@@ -139,6 +146,112 @@ def entity_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray
     return np.where(count > 0, entity, 0.0), count
 
 
+def conversation_groups(keys: Any) -> np.ndarray:
+    """Group index per row from the rows' add() call keys (a list or an Arrow array): rows stored by
+    the same add() call share one; a row without a key is a group of its own.
+
+    >>> conversation_groups(["r1", None, "r1", "r2"]).tolist()
+    [0, 2, 0, 1]
+    """
+    arr = keys if isinstance(keys, (pa.Array, pa.ChunkedArray)) else pa.array(keys, pa.string())
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    if enc.null_count:
+        nulls = np.flatnonzero(enc.is_null().to_numpy(zero_copy_only=False))
+        idx = np.asarray(idx, np.float64)
+        idx[nulls] = len(enc.dictionary) + np.arange(len(nulls))
+    return np.asarray(idx, np.int64)
+
+
+def conversation_dot(vecs: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """v_i . c_g per row: its unit vector times the mean unit vector of its conversation (group,
+    from conversation_groups); 1.0 for a memory alone in its own. Query-independent: a snapshot
+    computes it once.
+
+    >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
+    >>> conversation_dot(v, conversation_groups(["r1", "r1", None])).round(3).tolist()
+    [0.5, 0.5, 1.0]
+    """
+    out = np.ones(len(vecs))
+    if len(vecs) == 0:
+        return out
+    counts = np.bincount(group)
+    if len(group) > 1 and (group[1:] >= group[:-1]).all():   # the usual order: each add() call's rows together
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        means = np.add.reduceat(vecs, starts, axis=0) / counts[group[starts]][:, None].astype(np.float32)
+        out = np.einsum("ij,ij->i", vecs, means[np.cumsum(np.r_[False, group[1:] != group[:-1]])]).astype(np.float64)
+        out[counts[group] == 1] = 1.0
+        return out
+    rows = np.flatnonzero(counts[group] > 1)          # memories sharing their add() call
+    if len(rows) == 0:
+        return out
+    sub = group[rows]
+    order = np.argsort(sub, kind="stable")
+    sorted_rows, sorted_sub = rows[order], sub[order]
+    starts = np.flatnonzero(np.r_[True, sorted_sub[1:] != sorted_sub[:-1]])
+    sums = np.add.reduceat(vecs[sorted_rows], starts, axis=0)
+    means = sums / counts[sorted_sub[starts]][:, None].astype(np.float32)
+    which = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(sorted_rows)]))
+    out[sorted_rows] = np.einsum("ij,ij->i", vecs[sorted_rows], means[which])
+    return out
+
+
+def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam: float) -> np.ndarray:
+    """Cosine of the query with the memory's unit vector v plus lam times its conversation's mean
+    unit vector c (document expansion from the conversation the memory was told in: what a fact
+    leaves implicit its conversation says), from per-row quantities only:
+    (q.v + lam q.c) / |v + lam c|, where q.c is the conversation's mean cosine and
+    |v + lam c|^2 = 1 + 2 lam v.c + lam^2 |c|^2, |c|^2 the conversation's mean v.c. A memory alone
+    in its conversation keeps its cosine.
+
+    >>> g = conversation_groups(["r1", "r1", None])
+    >>> out = smooth_cosine(np.array([0.9, 0.1, 0.5]), g, np.array([0.5, 0.5, 1.0]), 1.0)
+    >>> [round(float(x), 3) for x in out]      # (0.9 + 0.5) / sqrt(1 + 1 + 0.5); alone: unchanged
+    [0.885, 0.379, 0.5]
+    """
+    if lam <= 0 or len(cos) == 0:
+        return cos
+    counts = np.maximum(np.bincount(group), 1).astype(np.float64)   # 0 only for ids no row has (expired rows)
+    qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
+    cc = np.bincount(group, weights=conv_dot) / counts
+    norm = np.sqrt(np.maximum(1 + 2 * lam * conv_dot + lam * lam * cc[group], 1e-12))
+    out = ((cos + lam * qc[group]) / norm).astype(np.float32)
+    alone = counts[group] == 1
+    out[alone] = cos[alone]                            # exactly, not up to rounding
+    return out
+
+
+def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: int,
+                   episode_minutes: float) -> np.ndarray:
+    """1.0 for the candidates of the anchor's conversation (the anchor is rows[best]): the memories
+    stored by the same add() call (extraction_run_id: the messages the caller handed over together),
+    and those whose stated time (a timestamp given to add(), or the messages') lies within
+    episode_minutes of the anchor's. A memory stored without a stated time has only its storage
+    time, which says nothing about when it was said (sessions imported one after the other are
+    seconds apart): it groups by its add() call alone.
+
+    >>> s = Scope(ids=list("abcd"), doc_len=np.ones(4), valid_at=np.array([0, 10, 20, 30]),
+    ...           slot_family=[None] * 4, person=np.zeros(4), episode_key=["r1", "r1", "r2", "r3"],
+    ...           time_stated=np.array([False, False, False, True]))
+    >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()   # b: same call; c, d: others
+    [1.0, 1.0, 0.0, 0.0]
+    >>> s.time_stated[:] = True                                         # all said within the hour
+    >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    near = np.abs(valid_at - valid_at[best]) <= episode_minutes * 60
+    if scope.time_stated is not None:
+        stated = scope.time_stated[rows]
+        near &= stated & stated[best]
+    if scope.episode_key is not None:
+        anchor = scope.episode_key[rows[best]]
+        if anchor is not None:
+            near |= np.array([scope.episode_key[i] == anchor for i in rows], bool)
+    return near.astype(np.float64)
+
+
 def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     """Candidates from the three channels (top candidate_k each), every signal, fused score; the
     columns, order and values of fuse_scores.sql."""
@@ -146,6 +259,8 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     if n == 0:
         return SCHEMA.empty_table()
     cos = scope.cosine if use["semantic"] and scope.cosine is not None else None
+    if cos is not None and scope.conv_dot is not None and scope.conv_group is not None:
+        cos = smooth_cosine(cos, scope.conv_group, scope.conv_dot, p.conversation_smoothing)
     bm25, keyword, has_kw = keyword_scores(scope, hits, p)
     entity, n_ent = entity_scores(scope, hits, p)
     all_ids = np.array(scope.ids, dtype=object)
@@ -171,7 +286,7 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
             + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
     best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
-    episode = (np.abs(valid_at - valid_at[best]) <= p.episode_minutes * 60).astype(np.float64)
+    episode = episode_scores(scope, rows, valid_at, best, p.episode_minutes)
     score = (base + w["episode"] * episode) / sum(w.get(s, 0.0) for s in SIGNAL_WEIGHTS)
     order = np.lexsort((id_arr, -score))[:int(p.limit)]
     cols = {"id": id_arr[order].tolist(), "by_semantic": by["semantic"][rows][order],

@@ -210,6 +210,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       qtime_start=[a for a, _ in w["_periods"].spans], qtime_end=[b for _, b in w["_periods"].spans],
                       qtime_months=list(w["_periods"].months), time_half_life_days=float(sc.time_half_life_days),
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
+                      conv_lambda=float(sc.conversation_smoothing),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
                       qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
@@ -223,7 +224,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
                       half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
                       use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
-                      periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days))
+                      periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days),
+                      conversation_smoothing=float(sc.conversation_smoothing))
     table = fuse(scope_rows, hits, fp)
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)

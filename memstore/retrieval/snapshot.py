@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from memstore.retrieval.fusion import Hits, Scope
+from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -52,6 +52,10 @@ class Snapshot:
     doc_len: np.ndarray
     valid_at: np.ndarray
     slot_family: list[str | None]
+    episode_key: list[str | None]       # extraction_run_id: the add() call that stored the memory
+    time_stated: np.ndarray             # valid_from given (not the storage time)
+    conv_group: np.ndarray              # fusion.conversation_groups of episode_key
+    conv_dot: np.ndarray                # v . its conversation's mean (fusion.conversation_dot), every row
     person_words: list[str | None]      # ' ' || lower(trim(attributed_to)) || ' '
     expires_us: np.ndarray              # _NEVER when not expiring
     vecs: np.ndarray                    # unit vectors, (n, dim) float32
@@ -85,11 +89,16 @@ class Snapshot:
             cos = self.vecs @ q
         if keep is None:
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
-                         person=person, cosine=cos), self.table, None
+                         person=person, cosine=cos, episode_key=self.episode_key,
+                         time_stated=self.time_stated, conv_group=self.conv_group,
+                         conv_dot=self.conv_dot), self.table, None
         row_map = np.full(self.n + 1, -1, np.int64)
         row_map[keep] = np.arange(len(keep))
         scope = Scope(ids=[self.ids[i] for i in keep], doc_len=self.doc_len[keep], valid_at=self.valid_at[keep],
                       slot_family=[self.slot_family[i] for i in keep], person=person[keep],
+                      episode_key=[self.episode_key[i] for i in keep], time_stated=self.time_stated[keep],
+                      conv_group=self.conv_group[keep],
+                      conv_dot=conversation_dot(self.vecs[keep], self.conv_group[keep]),
                       cosine=None if cos is None else cos[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
@@ -180,6 +189,7 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
         return None
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     exp = table.column("_expires_us").fill_null(_NEVER).to_numpy(zero_copy_only=False).astype(np.int64)
+    group = conversation_groups(table.column("_episode_key"))
     post = db.arrow("snapshot_postings", scope_params, sql=load_sql("queries/snapshot_postings")
                     .replace("/*POSTING_SCOPE*/", posting_scope).replace("/*POSTING_SCOPE_E*/", posting_scope_e))
     row_of = {mid: i for i, mid in enumerate(ids)}
@@ -198,6 +208,9 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
     return Snapshot(generation=generation, table=table, ids=ids, doc_len=col("_doc_len").astype(np.float64),
                     valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                     slot_family=table.column("_slot_family").to_pylist(),
+                    episode_key=table.column("_episode_key").to_pylist(),
+                    time_stated=col("_time_stated").astype(bool),
+                    conv_group=group, conv_dot=conversation_dot(vecs, group),
                     person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
                     kw={t: (np.array(r, np.int64), np.array(tf, np.float64)) for t, (r, tf) in kw.items()},
                     ent={e: np.array(r, np.int64) for e, r in ent.items()})

@@ -9,14 +9,19 @@
 --   $qvec                      the query vector
 --   $qterms                    the query's keyword lemmas (distinct)
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
--- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days,
+-- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
 --   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
 -- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends
 -- on which other candidates happened to have signals (mem0 divides by the number of signals present).
---   semantic = max(cosine, 0)
+--   semantic = max(cosine, 0), the cosine of the query q with v + $conv_lambda * c: the memory's unit
+--              vector v and the mean unit vector c of its conversation (the scope's memories stored
+--              by the same add() call): document expansion from the conversation a fact was told in.
+--              From per-row values: (q.v + l q.c) / sqrt(1 + 2 l v.c + l^2 |c|^2), q.c the
+--              conversation's mean cosine, |c|^2 its mean v.c. A memory alone in its add() call
+--              keeps its own cosine; $conv_lambda = 0 turns it off.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope
 --   entity   = noisy-or over the query's matched entities of match * weight, where weight is the
@@ -29,9 +34,14 @@
 --              denominator depends on the query only, never on the other candidates
 --   person   = 1 when the query names the person the memory is attributed to (attributed_to, as a
 --              whole word of $qtext: the query lowercased, words separated by single spaces, padded)
---   episode  = 1 when the memory's time (valid_from, else created_at) lies within $episode_minutes
---              of the time of the best candidate by the other signals: facts learned in the same
---              conversation as the best match come along (pseudo-relevance feedback on time; the
+--   episode  = 1 when the memory was learned in the same conversation as the best candidate by the
+--              other signals (the anchor): stored by the same add() call (extraction_run_id: the
+--              messages the caller handed over together), or, when both have a stated time
+--              (valid_from given by a timestamp, not the storage time: valid_from <> created_at),
+--              said within $episode_minutes of the anchor. Storage times say nothing about when
+--              something was said (sessions imported one after another are seconds apart), so
+--              memories without a stated time group by add() call only. Facts from the best
+--              match's conversation come along (pseudo-relevance feedback on the conversation; the
 --              value depends on the best candidate, the denominator still does not)
 --   time     = for a query that names periods (memstore/retrieval/query_time.py: a day, a month of a
 --              year, a year: [$qtime_start, $qtime_end); a month without a year: $qtime_months, that
@@ -42,14 +52,37 @@ WITH scope AS MATERIALIZED (
     -- one scan of the scope's memories serves every channel (the cosine only when semantic is on)
     SELECT m.id, m.doc_len, m.created_at, m.valid_from, coalesce(m.valid_from, m.created_at) AS valid_at,
            epoch_us(coalesce(m.valid_from, m.created_at)) // 1000000 AS t, split_part(m.slot, ':', 1) AS slot_family,
+           m.extraction_run_id AS episode_key, coalesce(m.valid_from <> m.created_at, false) AS time_stated,
            CASE WHEN m.attributed_to IS NOT NULL AND contains($qtext, ' ' || lower(trim(m.attributed_to)) || ' ')
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS person,
-           CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine
+           CASE WHEN $use_sem THEN array_cosine_similarity(m.embedding, $qvec::FLOAT[{dim}]) END AS cosine,
+           CASE WHEN $use_sem THEN m.embedding END AS embedding
     FROM memories m
     WHERE /*WHERE*/
 ),
+conv_dot AS (
+    -- v . c per memory: its unit vector times the mean unit vector of its conversation (same add() call)
+    SELECT a.id, avg(array_cosine_similarity(a.embedding, b.embedding)) AS conv_dot
+    FROM scope a JOIN scope b ON a.episode_key = b.episode_key
+    WHERE $use_sem
+    GROUP BY a.id
+),
+conv AS (
+    -- per conversation: q . c (its mean cosine) and |c|^2 (its mean v . c)
+    SELECT s.episode_key, avg(s.cosine) AS q_dot_c, avg(d.conv_dot) AS c_sq
+    FROM scope s JOIN conv_dot d ON d.id = s.id
+    GROUP BY s.episode_key
+),
 sem AS (
-    SELECT id, cosine FROM scope WHERE $use_sem
+    SELECT s.id, CASE WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
+                      THEN ((s.cosine + $conv_lambda * c.q_dot_c)
+                            / sqrt(greatest(1 + 2 * $conv_lambda * d.conv_dot + $conv_lambda * $conv_lambda * c.c_sq,
+                                            1e-12)))::FLOAT
+                      ELSE s.cosine END AS cosine
+    FROM scope s
+    LEFT JOIN conv_dot d ON d.id = s.id
+    LEFT JOIN conv c ON c.episode_key = s.episode_key
+    WHERE $use_sem
 ),
 sem_top AS (
     SELECT id FROM sem ORDER BY cosine DESC, id LIMIT $candidate_k
@@ -139,7 +172,7 @@ scored AS (
                        epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0))::BIGINT - s.t,
                        s.t - epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0) + INTERVAL 1 MONTH)::BIGINT,
                        0) / 86400.0 / $time_half_life_days))))), 0))::DOUBLE AS time,
-           s.valid_at
+           s.valid_at, s.episode_key, s.time_stated
     FROM candidates c
     JOIN scope s ON s.id = c.id
     LEFT JOIN sem ON sem.id = c.id
@@ -153,11 +186,13 @@ base AS (
 ),
 anchor AS (
     -- the best candidate before the episode signal: its time marks the episode
-    SELECT valid_at AS anchor_at FROM base ORDER BY base_sum DESC, id LIMIT 1
+    SELECT valid_at AS anchor_at, episode_key AS anchor_key, time_stated AS anchor_stated FROM base ORDER BY base_sum DESC, id LIMIT 1
 ),
 episodic AS (
-    SELECT b.* EXCLUDE (base_sum, valid_at, time), b.base_sum,
-           CASE WHEN abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60
+    SELECT b.* EXCLUDE (base_sum, valid_at, episode_key, time_stated, time), b.base_sum,
+           CASE WHEN b.episode_key = a.anchor_key
+                  OR (b.time_stated AND a.anchor_stated
+                      AND abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60)
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
            b.time
     FROM base b CROSS JOIN anchor a
