@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                     emit(op="get_all", ms=(time.perf_counter() - t0) * 1e3)
                 elif op == "delete" and mine:
                     mid, _ = mine.pop(rnd.randrange(len(mine)))
+                    emit(op="try_delete", id=mid)      # a delete cut off by a kill may have committed
                     m.delete(mid)
                     emit(op="acked_delete", id=mid, ms=(time.perf_counter() - t0) * 1e3)
             except ServerUnavailableError as exc:
