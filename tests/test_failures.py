@@ -7,6 +7,7 @@ really reaches every fault point, so an injected fault is never vacuous.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -50,6 +51,16 @@ def record_points(m: Memory) -> list[str]:
         original(point)
     m.db.checkpoint = checkpoint  # type: ignore[method-assign]
     return seen
+
+
+@contextlib.contextmanager
+def fault_at(m: Memory, point: str):
+    """Make the Database raise at one named fault point for the duration of the block."""
+    m.db.faults = {point}
+    try:
+        yield
+    finally:
+        m.db.faults = set()
 
 
 def short_id(prompt: str, text: str) -> str:
@@ -116,12 +127,9 @@ def test_scenario_reaches_every_fault_point_and_writes_every_table(tmp_path):
 @pytest.mark.parametrize("point", ADD_POINTS)
 def test_add_fault_leaves_store_unchanged(llm_store, point):
     before = snapshot(llm_store)
-    llm_store.db.faults = {point}
-    try:
+    with fault_at(llm_store, point):
         with pytest.raises(StoreWriteError) as err:
             llm_store.add(NEW_MESSAGE, user_id="alice")
-    finally:
-        llm_store.db.faults = set()
     assert point in str(err.value)
     assert err.value.step == point and "rolled back" in str(err.value)
     assert snapshot(llm_store) == before
@@ -177,11 +185,8 @@ def test_the_batched_scenario_reaches_every_fault_point(tmp_path):
 def test_batched_fault_leaves_store_unchanged(llm_store, point):
     group = _group(llm_store)
     before = snapshot(llm_store)
-    llm_store.db.faults = {point}
-    try:
+    with fault_at(llm_store, point):
         out = commit_adds(group, llm_store._rt)
-    finally:
-        llm_store.db.faults = set()
     failed = [o for o in out if isinstance(o, StoreWriteError)]
     assert failed and all(o.step == point for o in failed)
     # the unit failed and each add was retried alone: whichever add does not reach the point commits
@@ -306,12 +311,9 @@ def test_update_and_delete_reach_every_fault_point(tmp_path):
 def test_update_fault_leaves_store_unchanged(plain_store, point):
     mid = _alice_boston(plain_store)
     before = snapshot(plain_store)
-    plain_store.db.faults = {point}
-    try:
+    with fault_at(plain_store, point):
         with pytest.raises(StoreWriteError) as err:
             plain_store.update(mid, text="Alice lives in Seattle near Amazon", metadata={"source": "fix"})
-    finally:
-        plain_store.db.faults = set()
     assert err.value.step == point
     assert snapshot(plain_store) == before
 
@@ -321,11 +323,8 @@ def test_update_fault_leaves_store_unchanged(plain_store, point):
 def test_delete_fault_leaves_store_unchanged(plain_store, point, how):
     mid = _alice_boston(plain_store)
     before = snapshot(plain_store)
-    plain_store.db.faults = {point}
-    try:
+    with fault_at(plain_store, point):
         with pytest.raises(StoreWriteError) as err:
             plain_store.delete(mid) if how == "delete" else plain_store.delete_all(user_id="alice")
-    finally:
-        plain_store.db.faults = set()
     assert err.value.step == point
     assert snapshot(plain_store) == before
