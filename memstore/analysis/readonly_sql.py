@@ -33,7 +33,7 @@ import sqlglot
 from sqlglot import exp
 
 from memstore.errors import QueryError, ReadOnlyError
-from memstore.store.database import Scratch
+from memstore.store.scratch import Scratch
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

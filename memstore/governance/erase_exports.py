@@ -30,7 +30,7 @@ from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
 from memstore.identity import IDENTITY_KEYS
-from memstore.store.database import Scratch
+from memstore.store.scratch import Scratch
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -28,6 +28,7 @@ from memstore.errors import (PipelineStepError, QueryError, ReadOnlyError, Store
                              StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache
+from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
 
 log = logging.getLogger("memstore.store")
@@ -511,55 +512,6 @@ class Database:
             finally:
                 self._local.in_transaction = False
                 self._local.cache_follows = False
-
-
-class Scratch:
-    """An in-memory DuckDB for work that must not run on the store (Parquet files, an analyst's
-    query): the same `run` / `rows` / `scalar` / `register` door as `Database`. Close it after use.
-
-    >>> with Scratch("doc") as s:
-    ...     s.register("t", pa.table({"x": [1, 2]}))
-    ...     s.scalar("SELECT sum(x) FROM t")
-    3
-    """
-
-    def __init__(self, name: str = "scratch", *, config: dict[str, str] | None = None,
-                 trace: Callable[[str, str, Any, float], None] | None = None) -> None:
-        self.name, self.trace = name, trace
-        self._con = duckdb.connect(":memory:", config=config or {})
-
-    def run(self, name: str, params: Any = None, *, sql: str) -> duckdb.DuckDBPyConnection:
-        """Execute `sql`; a failure raises QueryError naming the statement (its `cause` is DuckDB's)."""
-        start = time.perf_counter()
-        try:
-            cur = self._con.execute(sql, params) if params is not None else self._con.execute(sql)
-        except duckdb.Error as exc:
-            raise QueryError(f"{self.name}:{name}", sql, params, exc) from exc
-        if self.trace is not None:
-            self.trace(f"{self.name}:{name}", sql, params, time.perf_counter() - start)
-        return cur
-
-    def rows(self, name: str, params: Any = None, *, sql: str) -> list[tuple]:
-        return self.run(name, params, sql=sql).fetchall()
-
-    def scalar(self, sql: str, params: Any = None) -> Any:
-        row = self.run("scalar", params, sql=sql).fetchone()
-        return row[0] if row else None
-
-    def register(self, name: str, data: pa.Table) -> None:
-        """Make an Arrow table visible to SQL as `name` (replacing one of that name)."""
-        with contextlib.suppress(duckdb.Error):
-            self._con.unregister(name)
-        self._con.register(name, data)
-
-    def close(self) -> None:
-        self._con.close()
-
-    def __enter__(self) -> Scratch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 _OPEN: dict[str, int] = {}
