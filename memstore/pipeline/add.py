@@ -32,7 +32,6 @@ from memstore.truth.supersede_by_slot import supersede_by_slot
 from memstore.pipeline.types import AddState
 from memstore.pipeline.validate_input import validate_input
 from memstore.errors import PipelineStepError  # noqa: F401  (defined with every error class)
-from memstore.store.database import InjectedFault
 from memstore.write.rows import failed_run_params
 from memstore.write.writer import BatchedWriter, ImmediateWriter, Writer
 
@@ -49,7 +48,7 @@ Timed = Callable[[str], contextlib.AbstractContextManager[Any]]
 def _run(step: Any, state: AddState, rt: Runtime, *args: Any) -> AddState:
     try:
         return step(state, rt, *args)
-    except (MemstoreError, KeyboardInterrupt, InjectedFault):    # the unit's transaction names the point
+    except (MemstoreError, KeyboardInterrupt):     # already says what failed (a store fault names its point)
         raise
     except Exception as exc:  # turn a bare crash into an error that names the step
         raise PipelineStepError(f"add() failed in step {step.__name__}: {type(exc).__name__}: {exc}",

@@ -24,7 +24,7 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.analysis.quoting import sql_ident
-from memstore.errors import (PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
+from memstore.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
                              StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache
@@ -34,7 +34,7 @@ from memstore.store.sqlfiles import load_sql, migration_files
 log = logging.getLogger("memstore.store")
 
 
-class InjectedFault(RuntimeError):
+class InjectedFault(MemstoreError, RuntimeError):
     """Raised at a named fault point (tests use it to prove rollbacks)."""
 
 

@@ -204,7 +204,6 @@ class _Pending:
 
     scope_key: str
     key: str | None                 # subject|slot
-    holds: bool                     # slot_value is set: the memory holds its slot
     valid_from: dt.datetime
     expires: dt.datetime | None
     text: str
@@ -249,7 +248,7 @@ class BatchedWriter(_UnitWriter):
             if f.outcome == "added":
                 late = f.superseded_by
                 self._mem[f.id] = _Pending(
-                    sc, f"{f.subject}|{f.slot}" if f.slot else None, f.slot_value is not None,
+                    sc, f"{f.subject}|{f.slot}" if f.slot else None,
                     f.valid_from or state.timestamp or now, f.expires_at or state.expiration_date, f.text,
                     invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
         super().write(state, tables)
