@@ -19,6 +19,7 @@ from typing import Any, Literal
 from memstore.errors import ConfigError
 
 DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
+THREADS_DEFAULT: int | None = None      # DuckDB threads (config key `threads`)
 
 
 @dataclass
@@ -134,6 +135,10 @@ class MemoryConfig:
     threshold: float | None = None          # minimum fused score for search results
     read_only: bool = False
     scope_cache_rows: int = 200_000         # in-process copy of scopes for add(); 0 turns it off
+    # DuckDB worker threads for this store (a setting of the whole file in this process; None:
+    # DuckDB's default, one per core). memstore's own statements are small: on 2 cores one
+    # thread costs less CPU per write and per search (python bench/write_path.py --threads).
+    threads: int | None = THREADS_DEFAULT
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "MemoryConfig":
@@ -210,5 +215,10 @@ def _validate(obj: Any, prefix: str) -> None:
             raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")
         if obj.scope_cache_rows < 0:
             raise ConfigError("config key 'scope_cache_rows' must be >= 0", key="scope_cache_rows")
+        if obj.threads is not None and (isinstance(obj.threads, bool) or not isinstance(obj.threads, int)
+                                        or obj.threads < 1):
+            raise ConfigError(f"config key 'threads' is {obj.threads!r}",
+                              hint="give a whole number of DuckDB threads >= 1, or None for one per core",
+                              key="threads")
         if obj.messages_kept is not None and obj.messages_kept < 0:
             raise ConfigError("config key 'messages_kept' must be >= 0 or None", key="messages_kept")

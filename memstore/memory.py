@@ -84,7 +84,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         embedder = build_embedder(cfg.embedder)
         cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
-                      scope_cache=cache)
+                      scope_cache=cache, threads=cfg.threads)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
 
     @classmethod

@@ -101,3 +101,23 @@ def test_reopening_with_another_embedder_size_is_refused(tmp_path):
     with pytest.raises(Exception, match="64-d") as err:
         Memory(path, config={"embedder": {"provider": "hashing", "dims": 32}})
     assert "embedder" in str(err.value)
+
+
+@pytest.mark.parametrize("threads", [0, -2, 1.5, True, "2"])
+def test_threads_must_be_a_whole_number_of_at_least_one(threads):
+    with pytest.raises(ConfigError, match="'threads'") as err:
+        MemoryConfig.from_dict({"threads": threads})
+    assert err.value.fields["key"] == "threads"
+
+
+def test_threads_sets_duckdb_threads_of_the_file_and_survives_reopen(tmp_path):
+    m = Memory(str(tmp_path / "t.duckdb"), config={"threads": 1, "embedder": {"provider": "hashing"}})
+    try:
+        setting = "SELECT current_setting('threads')"
+        assert m.db.run_instance("doc:threads", setting) == [(1,)]
+        m.db.reopen()
+        assert m.db.run_instance("doc:threads", setting) == [(1,)]
+        m.add("I live in Lisbon", user_id="u", infer=False)
+        assert len(m.get_all(filters={"user_id": "u"})["results"]) == 1
+    finally:
+        m.close()

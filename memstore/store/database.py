@@ -42,7 +42,9 @@ class Database:
     """A DuckDB file with memstore's schema, thread-local cursors and one write lock."""
 
     def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False,
-                 scope_cache: ScopeCache | None = None) -> None:
+                 scope_cache: ScopeCache | None = None, threads: int | None = None) -> None:
+        """`threads`: DuckDB worker threads (None: DuckDB's default). It is a setting of the open
+        file in this process, so the last Database opened on the file decides."""
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -59,6 +61,8 @@ class Database:
         _opened(self.path)
         self._columns: dict[str, dict[str, str]] = {}
         self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
+        self._threads = threads
+        self._set_threads()
         self.has_vss = load_extension(self._con, "vss")
         self.has_fts = load_extension(self._con, "fts")
         if not read_only:
@@ -66,6 +70,9 @@ class Database:
         self.dim = self._check_meta(dim, embedder)
 
     # -- connection -----------------------------------------------------------------------------
+    def _set_threads(self) -> None:
+        if self._threads is not None:
+            self._con.execute(f"SET threads = {int(self._threads)}")     # an int, never user text
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
@@ -136,6 +143,7 @@ class Database:
                 before_connect()
             self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
+            self._set_threads()
             self.has_vss = load_extension(self._con, "vss")
             self.has_fts = load_extension(self._con, "fts")
             self.scope_cache.invalidate()
