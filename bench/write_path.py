@@ -212,8 +212,9 @@ def run_size(n: int, adds: int, n_users: int, embedder: str, facts: str = "synth
             tag = _LOCOMO_TAG.search(msg)      # the facts spaCy saw (duplicates included)
             fact_texts.append(_LOCOMO[int(tag.group(1))][1] if tag else [r["memory"] for r in out["results"]])
         seq_statements = stmts.take()
-        floor = replay_floor(m, recorded)
+        recorded.append(None)                   # the end of the recording (the group commits are not replayed)
         group = run_batches(m, rng, n_users, adds, batch, facts, step_cpu, stmts) if batch else None
+        floor = replay_floor(m, recorded[:-1])  # last: the replay's commits drop the scope cache
         nlp_parts = nlp_breakdown(m._rt.nlp, [t for t in fact_texts if t])
         m.close()
     return {"n": n, "stored": stored, "fill_s": fill_s, "adds": adds, "facts_added": added,
@@ -260,18 +261,18 @@ def run_batches(m: Memory, rng: np.random.Generator, n_users: int, adds: int, ba
 
 def record_writes(m: Memory) -> list[list[tuple[str, tuple]]]:
     """From now on, every insert_values / write statement of the Database, per add (the caller
-    appends a new list before each add): what replay_floor runs again."""
+    appends a new list before each add, and None to stop): what replay_floor runs again."""
     log: list[list[tuple[str, tuple]]] = []
     db = m.db
     insert_values, run = db.insert_values, db.run
 
     def rec_insert(table: str, cols: dict) -> None:
-        if log:
+        if log and log[-1] is not None:
             log[-1].append(("insert_values", (table, {k: list(v) for k, v in cols.items()})))
         insert_values(table, cols)
 
     def rec_run(name: str, params=None, **kw):  # noqa: ANN001, ANN003, ANN202
-        if kw.get("writes") and log:
+        if kw.get("writes") and log and log[-1] is not None:
             log[-1].append(("run", (name, params)))
         return run(name, params, **kw)
     db.insert_values, db.run = rec_insert, rec_run
@@ -435,6 +436,21 @@ class StatementLog:
                     entries.append({"sql": sql, "cpu": time.process_time() - c, "wall": time.perf_counter() - w,
                                     "step": steps.current or ("write_unit" if steps.in_unit else None),
                                     "name": None})
+
+            def from_arrow(self, data):  # noqa: ANN001, ANN202 - the relation insert of Database.insert_arrow
+                c, w = time.process_time(), time.perf_counter()      # the relation's making counts too
+                rel = cur.from_arrow(data)
+
+                class TimedRelation:
+                    def insert_into(self, table: str) -> None:
+                        try:
+                            rel.insert_into(table)
+                        finally:
+                            entries.append({"sql": f"INSERT INTO {table} FROM arrow relation",
+                                            "cpu": time.process_time() - c, "wall": time.perf_counter() - w,
+                                            "step": steps.current or ("write_unit" if steps.in_unit else None),
+                                            "name": None})
+                return TimedRelation()
 
         def trace(name: str, sql: str, params, seconds: float) -> None:  # noqa: ANN001, ARG001
             if entries and entries[-1]["name"] is None and entries[-1]["sql"] == sql:

@@ -5,6 +5,7 @@ True
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import uuid
@@ -24,5 +25,7 @@ def content_hash(text: str) -> str:
     return hashlib.md5(normalise_text(text).encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=65_536)
 def entity_id(norm: str) -> str:
+    """The id of an entity: md5 of its normalised name (cached: every add names a few again)."""
     return hashlib.md5(("entity:" + norm).encode("utf-8")).hexdigest()

@@ -307,15 +307,24 @@ class Database:
         self.checkpoint(f"write:{table}")
         if data.column(0).num_chunks > 1:       # a batch of many small parts (a write unit): DuckDB scans
             data = data.combine_chunks()       # one chunk ~2.5x faster than 50 tiny ones
-        # DuckDB reads the local variable `_memstore_arrow_rows` by its replacement scan (no catalog
-        # object, so nothing to register and unregister: -0.7 ms a table, bench/write_path.py --batch)
-        _memstore_arrow_rows = data  # noqa: F841 - read by the statement below
         con = self.con
-        cols = ", ".join(sql_ident(c) for c in data.column_names)
-        sql = f"INSERT INTO {sql_ident(table)} ({cols}) SELECT {cols} FROM _memstore_arrow_rows"
+        order = list(self.column_types(table))
         start = time.perf_counter()
         try:
-            con.execute(sql)
+            if len(order) == data.num_columns and set(order) == set(data.column_names):
+                # every column, in the table's order: a relation inserts it with no catalog object to
+                # register and unregister (-0.7 ms a table, python bench/write_path.py --batch 50)
+                sql = f"INSERT INTO {sql_ident(table)} FROM arrow relation"
+                con.from_arrow(data.select(order)).insert_into(sql_ident(table))
+            else:
+                view = f"_ins_{table}_{threading.get_ident()}"
+                cols = ", ".join(sql_ident(c) for c in data.column_names)
+                sql = f"INSERT INTO {sql_ident(table)} ({cols}) SELECT {cols} FROM {sql_ident(view)}"
+                con.register(view, data)
+                try:
+                    con.execute(sql)
+                finally:
+                    con.unregister(view)
         except duckdb.Error as exc:
             self._raise_if_fatal(exc)
             raise QueryError(f"write:{table}", sql, None, exc) from exc
@@ -435,7 +444,8 @@ class Database:
         types = self._columns.get(table)
         if types is None:
             rows = self._con.execute("SELECT column_name, data_type FROM information_schema.columns "
-                                     "WHERE table_name = ? AND table_schema = 'main'", [table]).fetchall()
+                                     "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
+                                     [table]).fetchall()
             types = self._columns[table] = dict(rows)
         return types
 

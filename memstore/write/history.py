@@ -32,7 +32,7 @@ HISTORY_SCHEMA = pa.schema([
     ("id", pa.string()), ("memory_id", pa.string()), ("event", pa.string()), ("old_memory", pa.string()),
     ("new_memory", pa.string()), ("user_id", pa.string()), ("agent_id", pa.string()), ("run_id", pa.string()),
     ("scope_key", pa.string()), ("actor_id", pa.string()), ("role", pa.string()),
-    ("created_at", pa.timestamp("us"))])
+    ("created_at", pa.timestamp("us")), ("is_deleted", pa.bool_())])
 
 
 @dataclass
@@ -76,28 +76,25 @@ def keeps_text(policy: str) -> bool:
     return policy == "full"
 
 
-def history_rows(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool | None = None) -> Rows | None:
+def history_rows(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool = False) -> Rows | None:
     """The `history` rows for `events` under `policy` (None when the policy writes none).
     `is_deleted=True` marks events of memories that are gone (delete, purge)."""
     if not keeps_history(policy):
         return None
     text = keeps_text(policy)
-    cols: dict[str, list] = {f.name: [] for f in HISTORY_SCHEMA}
-    for e in events:
-        cols["id"].append(new_id())
-        cols["memory_id"].append(e.memory_id)
-        cols["event"].append(e.event)
-        cols["old_memory"].append(e.old_memory if text else None)
-        cols["new_memory"].append(e.new_memory if text else None)
-        for key in ("user_id", "agent_id", "run_id", "scope_key", "actor_id", "role", "created_at"):
-            cols[key].append(getattr(e, key))
-    if is_deleted is None:
-        return Rows(HISTORY_SCHEMA, cols)
-    cols["is_deleted"] = [is_deleted] * len(cols["id"])
-    return Rows(HISTORY_SCHEMA.append(pa.field("is_deleted", pa.bool_())), cols)
+    evs = list(events)
+    cols: dict[str, list] = {
+        "id": [new_id() for _ in evs], "memory_id": [e.memory_id for e in evs], "event": [e.event for e in evs],
+        "old_memory": [e.old_memory for e in evs] if text else [None] * len(evs),
+        "new_memory": [e.new_memory for e in evs] if text else [None] * len(evs),
+        "user_id": [e.user_id for e in evs], "agent_id": [e.agent_id for e in evs], "run_id": [e.run_id for e in evs],
+        "scope_key": [e.scope_key for e in evs], "actor_id": [e.actor_id for e in evs],
+        "role": [e.role for e in evs], "created_at": [e.created_at for e in evs]}
+    cols["is_deleted"] = [is_deleted] * len(evs)
+    return Rows(HISTORY_SCHEMA, cols)
 
 
-def history_table(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool | None = None) -> pa.Table | None:
+def history_table(policy: str, events: Iterable[HistoryEvent], *, is_deleted: bool = False) -> pa.Table | None:
     """`history_rows` as an Arrow table."""
     rows = history_rows(policy, events, is_deleted=is_deleted)
     return rows.arrow() if rows is not None else None
