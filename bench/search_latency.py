@@ -36,6 +36,9 @@ from memstore import Memory  # noqa: E402
 from memstore.retrieval.search import candidate_table  # noqa: E402
 
 
+EXTRA_CONFIG: dict = {}     # --threads N: {"threads": N} for every Memory opened here
+
+
 def pct(values: list[float], p: float) -> float:
     v = sorted(values)
     return v[min(len(v) - 1, int(p * len(v)))]
@@ -85,7 +88,7 @@ def run_locomo(tmp: str, data: Path = LOCOMO, rounds: int = 2) -> None:
     import re
 
     samples = json.loads(Path(data).read_text())
-    m = Memory(str(Path(tmp) / "locomo.duckdb"), config={"messages_kept": 0})
+    m = Memory(str(Path(tmp) / "locomo.duckdb"), config={"messages_kept": 0, **EXTRA_CONFIG})
     questions = []
     for s in samples:
         uid = s["sample_id"]
@@ -134,7 +137,7 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> Non
     def open_store(auto: bool) -> Memory:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the synthetic store's vectors come from no embedder
-            return Memory(path, config={"embedder": {"provider": "hashing"},
+            return Memory(path, config={"embedder": {"provider": "hashing"}, **EXTRA_CONFIG,
                                         "search": {} if auto else {"auto_cluster_min_rows": 0}})
 
     rng = np.random.default_rng(1)
@@ -189,7 +192,11 @@ def main() -> None:
                     help="measure search_all (HNSW build takes minutes per 100k) only up to this size")
     ap.add_argument("--workdir", default=None,
                     help="where the temporary stores go (default: the system temp dir; 1M needs ~3 GB)")
+    ap.add_argument("--threads", type=int, default=0, metavar="N",
+                    help="DuckDB threads (config key `threads`; 0: the config's default)")
     args = ap.parse_args()
+    if args.threads:
+        EXTRA_CONFIG["threads"] = args.threads
     if args.workdir:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
