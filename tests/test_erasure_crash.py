@@ -240,3 +240,47 @@ def test_a_kill_between_zeroing_and_unlinking_a_removed_export_file_resumes_veri
     assert scan_tree(work, MARKERS) == {}
     assert not [p for p in work.rglob("*") if p.name.endswith((".erase-tmp", ".rewrite-tmp")) or ".erasure-" in p.name]
 
+
+@pytest.mark.parametrize("call", ["remove", "rmdir"])
+def test_a_kill_while_removing_a_hive_partition_leaves_no_folder_named_after_the_user(tmp_path, call):
+    """A Hive-partitioned export (`memories/user_id=<id>/…`): killed before the partition file's
+    unlink, or after it and before its emptied folder is pruned, the resumed erasure must still
+    remove the folder (its name is the id)."""
+    import hashlib
+
+    store = tmp_path / "s" / "m.duckdb"
+    with Memory(str(store), config=HASHING) as m:
+        m.add("Zorblaxian hoards Quivvertrout", user_id=VICTIM, infer=False)
+        m.add("Olga hoards stamps", user_id="olga", infer=False)
+        export = store.parent / "exports" / "hive"
+        (export / "memories").mkdir(parents=True)
+        m.db.con.execute(f"COPY (SELECT * EXCLUDE (embedding) FROM memories) TO '{export / 'memories'}' "
+                         "(FORMAT parquet, PARTITION_BY (user_id), COMPRESSION uncompressed)")
+        files = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.parquet"))
+        (export / "manifest.json").write_text(json.dumps({"files": [
+            {"table": "memories", "path": f, "rows": 1, "sha256": hashlib.sha256((export / f).read_bytes()).hexdigest()}
+            for f in files]}))
+        m.db.con.execute("INSERT INTO exports VALUES ('hive', ?, 'parquet_export', now())", [str(export)])
+    script = textwrap.dedent(f"""
+        import os, sys, signal
+        real = os.{call}
+        def call(path, *args, **kwargs):
+            if "user_id=" in str(path):
+                print("killed at", path, file=sys.stderr, flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(path, *args, **kwargs)
+        os.{call} = call
+        from memstore import Memory
+        Memory(sys.argv[1], config={{"embedder": {{"provider": "hashing"}}}}).forget(user_id=sys.argv[2])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script, str(store), VICTIM], env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL and "killed at" in proc.stderr, proc.stderr[-2000:]
+    with Memory(str(store), config=HASHING) as m:
+        [receipt] = m.erasure_receipts(user_id=VICTIM)
+        assert receipt["verified"] is True, receipt["verification"]
+        assert run_doctor(m._rt).height == 0
+    assert not [str(p) for p in tmp_path.rglob("*") if VICTIM in str(p)]
+    assert [e["path"] for e in json.loads((export / "manifest.json").read_text())["files"]] == \
+        [f for f in files if "olga" in f]
+    assert scan_tree(tmp_path, MARKERS) == {}

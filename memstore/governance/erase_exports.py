@@ -150,6 +150,7 @@ def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
         table = entry.get("table") or file.stem
         if not file.is_file():
             if resumed:     # this erasure removed it before it was interrupted: drop the entry
+                _prune_dirs(file.parent, root)      # and the emptied partition folders it may have left
                 out.files.append({"path": str(file), "table": table, "rows_removed": None, "action": "removed"})
                 entries[i] = None
                 changed = True
