@@ -20,6 +20,7 @@ import pytest
 
 from memstore import Memory
 from memstore.governance.doctor import run_doctor
+from memstore.governance.erase_exports import sha256_file
 
 HASHING = {"embedder": {"provider": "hashing"}}
 VICTIM = "victim-Ql9x"
@@ -188,4 +189,98 @@ def test_an_export_folder_named_after_the_user_is_renamed_and_the_receipt_does_n
     assert any(f["action"] == "renamed" for f in receipt["files_rewritten"])
     assert run_doctor(m._rt).height == 0
     m.close()
+    assert scan_tree(tmp_path, MARKERS) == {}
+
+
+KILL_AT_UNLINK = textwrap.dedent("""
+    import os, sys, signal
+    nth, seen, real_remove = int(sys.argv[3]), [], os.remove
+    def remove(path, *args, **kwargs):      # remove_scrubbing zeroed the file: die before the unlink
+        if ".parquet" in os.path.basename(str(path)):
+            seen.append(str(path))
+            if len(seen) == nth:
+                print("killed before unlinking", path, file=sys.stderr, flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real_remove(path, *args, **kwargs)
+    os.remove = remove
+    from memstore import Memory
+    m = Memory(sys.argv[1], config={"embedder": {"provider": "hashing"}})
+    m.forget(user_id=sys.argv[2])
+""")
+
+
+@pytest.mark.parametrize("nth", [1, 3])
+def test_a_kill_between_zeroing_and_unlinking_a_removed_export_file_resumes_verified(pristine, tmp_path, nth):
+    """The interleaving that once failed the random-kill test under load: erasure removes the
+    victim's partition files of the `full` export (zero the bytes, fsync, unlink, then the manifest
+    at the end). Killed after the zeroing and before the unlink, the file stayed listed in the
+    manifest with its old sha256 but was no longer Parquet: the resumed erasure could not read it,
+    skipped that whole export (the victim's other files there unfiltered) and stored an unverified
+    receipt; doctor reported the sha256 mismatch."""
+    work = tmp_path / "w"
+    store = copy_store(pristine["path"], work)
+    proc = subprocess.run([sys.executable, "-c", KILL_AT_UNLINK, str(store), VICTIM, str(nth)],
+                          env={**os.environ, "PYTHONPATH": REPO}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    [killed_at] = [line for line in proc.stderr.splitlines() if line.startswith("killed before unlinking")]
+    assert f"{os.sep}full{os.sep}" in killed_at
+    with Memory(str(store), config=HASHING) as m:             # the open finishes the pending erasure
+        [receipt] = m.erasure_receipts(user_id=VICTIM)
+        assert receipt["verified"] is True, receipt["verification"]
+        assert receipt["verification"]["export_problems"] == []
+        assert m.get_all(user_id=VICTIM, top_k=10_000)["results"] == []
+        assert others(m) == pristine["expected"]
+        assert run_doctor(m._rt).height == 0, run_doctor(m._rt)
+        exports = [p for (p,) in m.db.rows("x", sql="SELECT path FROM exports")]
+    for folder in map(Path, exports):                         # every listed file is there, as listed
+        for entry in json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]:
+            assert sha256_file(folder / entry["path"]) == entry["sha256"], entry["path"]
+            assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{folder / entry['path']}')").fetchone()[0] \
+                == entry["rows"]
+    assert scan_tree(work, MARKERS) == {}
+    assert not [p for p in work.rglob("*") if p.name.endswith((".erase-tmp", ".rewrite-tmp")) or ".erasure-" in p.name]
+
+
+@pytest.mark.parametrize("call", ["remove", "rmdir"])
+def test_a_kill_while_removing_a_hive_partition_leaves_no_folder_named_after_the_user(tmp_path, call):
+    """A Hive-partitioned export (`memories/user_id=<id>/…`): killed before the partition file's
+    unlink, or after it and before its emptied folder is pruned, the resumed erasure must still
+    remove the folder (its name is the id)."""
+    import hashlib
+
+    store = tmp_path / "s" / "m.duckdb"
+    with Memory(str(store), config=HASHING) as m:
+        m.add("Zorblaxian hoards Quivvertrout", user_id=VICTIM, infer=False)
+        m.add("Olga hoards stamps", user_id="olga", infer=False)
+        export = store.parent / "exports" / "hive"
+        (export / "memories").mkdir(parents=True)
+        m.db.con.execute(f"COPY (SELECT * EXCLUDE (embedding) FROM memories) TO '{export / 'memories'}' "
+                         "(FORMAT parquet, PARTITION_BY (user_id), COMPRESSION uncompressed)")
+        files = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.parquet"))
+        (export / "manifest.json").write_text(json.dumps({"files": [
+            {"table": "memories", "path": f, "rows": 1, "sha256": hashlib.sha256((export / f).read_bytes()).hexdigest()}
+            for f in files]}))
+        m.db.con.execute("INSERT INTO exports VALUES ('hive', ?, 'parquet_export', now())", [str(export)])
+    script = textwrap.dedent(f"""
+        import os, sys, signal
+        real = os.{call}
+        def call(path, *args, **kwargs):
+            if "user_id=" in str(path):
+                print("killed at", path, file=sys.stderr, flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(path, *args, **kwargs)
+        os.{call} = call
+        from memstore import Memory
+        Memory(sys.argv[1], config={{"embedder": {{"provider": "hashing"}}}}).forget(user_id=sys.argv[2])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script, str(store), VICTIM], env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL and "killed at" in proc.stderr, proc.stderr[-2000:]
+    with Memory(str(store), config=HASHING) as m:
+        [receipt] = m.erasure_receipts(user_id=VICTIM)
+        assert receipt["verified"] is True, receipt["verification"]
+        assert run_doctor(m._rt).height == 0
+    assert not [str(p) for p in tmp_path.rglob("*") if VICTIM in str(p)]
+    assert [e["path"] for e in json.loads((export / "manifest.json").read_text())["files"]] == \
+        [f for f in files if "olga" in f]
     assert scan_tree(tmp_path, MARKERS) == {}

@@ -9,6 +9,10 @@ its emptied folders: their names hold the id), as is a file left with no rows wh
 other files; any other file that loses rows is rewritten with its original compression. The
 manifest's `files` (`rows`, `sha256`) and per-table `rows` are updated. Old bytes are zeroed
 (see scrub_files).
+
+Every step is a rename, so an erasure killed at any point resumes (`resumed=True`): a rewritten
+file holding none of the scope's rows gets its manifest entry updated, a listed file that is gone
+loses its entry, and `*.erase-tmp` files (a rewrite's copy, a file being removed) are scrubbed.
 """
 from __future__ import annotations
 
@@ -146,6 +150,7 @@ def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
         table = entry.get("table") or file.stem
         if not file.is_file():
             if resumed:     # this erasure removed it before it was interrupted: drop the entry
+                _prune_dirs(file.parent, root)      # and the emptied partition folders it may have left
                 out.files.append({"path": str(file), "table": table, "rows_removed": None, "action": "removed"})
                 entries[i] = None
                 changed = True
@@ -167,7 +172,7 @@ def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
             cond = _condition(scope, cols, partition_values(os.path.relpath(file, root)))
         if cond is None:  # every row is the scope's, by the file's partition path
             removed = scratch.scalar(f"SELECT count(*) FROM {src}")
-            remove_scrubbing(file)
+            _remove_listed(file)
             _prune_dirs(file.parent, root)
             out.all_files.remove(str(file))
             out.files.append({"path": str(file), "table": table, "rows_removed": int(removed), "action": "removed"})
@@ -184,7 +189,7 @@ def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
         siblings = sum(1 for e in entries if e is not None and e.get("table") == entry.get("table"))
         if removed and removed == total and siblings > 1:
             # a partition file holding only this scope: remove it rather than leave an empty trace
-            remove_scrubbing(file)
+            _remove_listed(file)
             out.all_files.remove(str(file))
             out.files.append({"path": str(file), "table": table, "rows_removed": int(removed), "action": "removed"})
             entries[i] = None
@@ -227,6 +232,19 @@ def _erase_one(db: Database, scratch: Scratch, root: Path, manifest_path: Path,
         replace_scrubbing(tmp, manifest_path)
         out.files.append({"path": str(manifest_path), "table": None, "rows_removed": 0, "action": "manifest_updated"})
     out.all_files.append(str(manifest_path))
+
+
+def _remove_listed(file: Path) -> None:
+    """Remove a file the manifest lists: rename it to `<name>.erase-tmp` (the commit point), then
+    zero and delete that. Zeroing it in place first would leave, if the process died before the
+    unlink, a file the manifest still lists that is no longer Parquet: the resumed erasure could
+    not read it, skipped the whole export (its other files unfiltered) and stored an unverified
+    receipt. After the rename a resumed erasure finds the file missing and drops its entry, and
+    scrubs the `.erase-tmp` left behind."""
+    staged = file.with_name(file.name + ".erase-tmp")
+    os.replace(file, staged)
+    fsync_dir(file.parent)
+    remove_scrubbing(staged)
 
 
 def _condition(scope: dict[str, str], cols: list[str], part: dict[str, str]) -> str | None:
