@@ -136,8 +136,10 @@ class MemoryConfig:
     read_only: bool = False
     scope_cache_rows: int = 200_000         # in-process copy of scopes for add(); 0 turns it off
     # DuckDB worker threads for this store (a setting of the whole file in this process; None:
-    # DuckDB's default, one per core). memstore's own statements are small: on 2 cores one
-    # thread costs less CPU per write and per search (python bench/write_path.py --threads).
+    # DuckDB's default, one per core). Measured on 2 cores at 100k memories, quiet: 1 thread makes
+    # a sequential add's write unit 18.9 ms instead of 21.1 and a group commit 1.6 ms an add instead
+    # of 2.1 (bench/write_path.py --threads 1), but a search that reads the store 13.5 ms instead of
+    # 11.8 (bench/search_latency.py --threads 1). A write-heavy server may prefer 1.
     threads: int | None = THREADS_DEFAULT
 
     @classmethod
