@@ -14,6 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 import spacy
 from thinc.api import NumpyOps, get_current_ops
@@ -120,8 +121,9 @@ def _blas_threads() -> list[int]:
 
 
 def test_blas_threads_are_limited_only_inside_a_product():
-    """NumPy's BLAS thread count is the caller's before, between and after analyses, analyses
-    running in four threads at once included; one thread inside the scope (nested or not)."""
+    """NumPy's BLAS thread count is the caller's before, between and after analyses (four threads
+    analysing at once while a fifth multiplies matrices included); one inside the scope, nested
+    or not, and back after an exception."""
     nlp = SpacyNLP()
     texts = SPECIAL[:10]
     with threadpool_limits(limits=3, user_api="blas"):
@@ -139,8 +141,16 @@ def test_blas_threads_are_limited_only_inside_a_product():
         assert _blas_threads() == before
         expected = nlp.analyze(texts)
         assert _blas_threads() == before
-        with ThreadPoolExecutor(4) as pool:
+        a = np.random.default_rng(0).standard_normal((400, 400))
+        product = a @ a
+
+        def products() -> bool:      # NumPy products elsewhere stay right while the count flips
+            return all(np.allclose(a @ a, product, rtol=1e-10, atol=1e-10) for _ in range(30))
+
+        with ThreadPoolExecutor(5) as pool:
+            others = pool.submit(products)
             assert all(r == expected for r in pool.map(lambda _: nlp.analyze(texts), range(40)))
+            assert others.result()
         assert _blas_threads() == before
 
 
