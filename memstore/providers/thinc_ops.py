@@ -1,18 +1,21 @@
 """spaCy's matrix products on NumPy's BLAS, one thread, for the pipeline memstore loads.
 
 thinc's default CPU ops multiply with cython-blis, which picks its kernels by CPU model and falls
-back to a generic C loop on models it does not know (AMD Zen 3/4 among them): there tok2vec and
-the NER model spend most of their time in `bli_sgemm_generic_ref`. NumPy's OpenBLAS picks an AVX2/
-AVX-512 kernel for the same products, ~4x faster for these sizes on one thread -- but its default
-of one thread per core makes these small products several times SLOWER (thread hand-off on every
-call, worse on a busy machine). So `use_numpy_blas(pipeline)` gives every layer of every component
-ops whose `gemm` is NumPy's, run with NumPy's BLAS held to one thread for the duration of that one
+back to a generic C loop on models it does not know (AMD family 19h, Zen 3/4, among them): there
+~40% of an analysis is `bli_sgemm_generic_ref`. NumPy's OpenBLAS picks an AVX2/AVX-512 kernel for
+the same products, ~4x faster for these sizes on one thread. With its default of a thread per core
+these small products cost ~2x the CPU (the workers spin between calls) and, on a busy machine,
+several times the time. So `use_numpy_blas(pipeline)` gives every layer of every component ops
+whose `gemm` is NumPy's, run with NumPy's BLAS held to one thread for the duration of that one
 product (`one_blas_thread()`): the rest of the process (the cosine scans of search) keeps its BLAS
 threads. thinc's current ops (`get_current_ops`) are not changed. The products differ from blis's
 in rounding only; the annotations are the stock pipeline's (tests/test_analysis_equivalence.py).
 
 The parser/NER transition loop (`greedy_parse`) and HashEmbed's row sums still call blis through
-`ops.cblas()` (level-1 and tiny products that spaCy's compiled code binds directly).
+`ops.cblas()` (level-1 and tiny products that spaCy's compiled code binds directly). That loop's
+other cost is outside memstore: spaCy's wheels for Python < 3.12 are built with Cython profiling,
+which takes and drops the GIL in most of its state look-ups (a LoCoMo add's analysis: ~20 ms on
+3.11, ~14 ms on 3.12 with the same spaCy).
 
 >>> from memstore.providers.nlp import SpacyNLP     # calls use_numpy_blas on the pipeline it loads
 >>> ner = SpacyNLP().nlp.get_pipe("ner")
