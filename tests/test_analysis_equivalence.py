@@ -1,5 +1,7 @@
-"""SpacyNLP.analyze runs the attribute_ruler compiled to look-ups (memstore/providers/attribute_rules.py):
-every token annotation and every Analysis must equal what the stock spaCy pipeline gives.
+"""SpacyNLP.analyze runs the attribute_ruler compiled to look-ups (memstore/providers/attribute_rules.py)
+and the models' matrix products on NumPy's BLAS, one thread (memstore/providers/thinc_ops.py):
+every token annotation and every Analysis must equal what the stock spaCy pipeline (a separate
+`spacy.load`, blis ops, the stock attribute_ruler) gives.
 
 Corpus: the extractor's golden messages and facts (in the repo), sentences that hit each of the
 ruler's special patterns, and the LoCoMo observation facts when /work/shared/bench-data (or
@@ -9,12 +11,18 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
+import spacy
+from thinc.api import NumpyOps, get_current_ops
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from memstore.providers.attribute_rules import compile_rules
 from memstore.providers.nlp import SpacyNLP
+from memstore.providers.thinc_ops import NumpyBlasOps, one_blas_thread
 
 GOLDEN = Path(__file__).parent / "golden" / "extractor"
 LOCOMO = Path(os.environ.get("LOCOMO_JSON", "/work/shared/bench-data/locomo/locomo_dev5.json"))
@@ -56,11 +64,21 @@ def _tokens(doc) -> list[tuple]:  # noqa: ANN001
             for t in doc]
 
 
-def _check(nlp: SpacyNLP, texts: list[str]) -> None:
+def _stock(nlp: SpacyNLP, disable: list[str]):  # noqa: ANN202 - a spaCy Language
+    """The same pipeline loaded anew: thinc's default ops on every layer, the stock components."""
+    pipe = spacy.load(nlp.name, disable=disable)
+    layers = [layer for _, proc in pipe.components if getattr(proc, "model", None) is not None
+              for layer in proc.model.walk()]
+    assert layers and all(type(layer.ops) is NumpyOps and layer.ops.use_blis for layer in layers)
+    return pipe
+
+
+def _check(nlp: SpacyNLP, stock_pipe, texts: list[str]) -> None:  # noqa: ANN001
     assert nlp._rules is not None, "the pipeline's attribute_ruler did not compile"
+    assert stock_pipe.pipe_names == nlp.nlp.pipe_names
     for start in range(0, len(texts), 10):           # add()-sized batches
         batch = texts[start:start + 10]
-        stock = list(nlp.nlp.pipe(batch, batch_size=64))
+        stock = list(stock_pipe.pipe(batch, batch_size=64))
         fast = list(nlp.pipe(batch))
         for text, a, b in zip(batch, stock, fast):
             assert _tokens(a) == _tokens(b), text
@@ -76,13 +94,64 @@ def corpus() -> list[str]:
 
 
 def test_analysis_equals_stock_pipeline(corpus):
-    _check(SpacyNLP(), corpus)
+    nlp = SpacyNLP()
+    _check(nlp, _stock(nlp, ["parser"]), corpus)
 
 
 def test_analysis_equals_stock_pipeline_with_parser(corpus):
     nlp = SpacyNLP(disable=())
     assert "parser" in nlp.nlp.pipe_names
-    _check(nlp, corpus[:400] + SPECIAL)
+    _check(nlp, _stock(nlp, []), corpus[:400] + SPECIAL)
+
+
+def test_every_layer_multiplies_on_numpy_blas():
+    """Every layer of every component, the disabled parser included, has NumpyBlasOps; thinc's
+    current ops (what models built later get) are left alone."""
+    pipe = SpacyNLP().nlp
+    assert "parser" in pipe.disabled
+    models = [(name, proc.model) for name, proc in pipe.components if getattr(proc, "model", None) is not None]
+    assert {"tok2vec", "tagger", "parser", "ner"} <= {name for name, _ in models}
+    for name, model in models:
+        assert {type(layer.ops) for layer in model.walk()} == {NumpyBlasOps}, name
+    assert type(get_current_ops()) is NumpyOps
+
+
+def _blas_threads() -> list[int]:
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_blas_threads_are_limited_only_inside_a_product():
+    """NumPy's BLAS thread count is the caller's before, between and after analyses (four threads
+    analysing at once while a fifth multiplies matrices included); one inside the scope, nested
+    or not, and back after an exception."""
+    nlp = SpacyNLP()
+    texts = SPECIAL[:10]
+    with threadpool_limits(limits=3, user_api="blas"):
+        before = _blas_threads()
+        assert before and set(before) == {3}
+        one = one_blas_thread()
+        with one:
+            assert set(_blas_threads()) == {1}
+            with one:
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}
+        assert _blas_threads() == before
+        with pytest.raises(ValueError), one:
+            raise ValueError
+        assert _blas_threads() == before
+        expected = nlp.analyze(texts)
+        assert _blas_threads() == before
+        a = np.random.default_rng(0).standard_normal((400, 400))
+        product = a @ a
+
+        def products() -> bool:      # NumPy products elsewhere stay right while the count flips
+            return all(np.allclose(a @ a, product, rtol=1e-10, atol=1e-10) for _ in range(30))
+
+        with ThreadPoolExecutor(5) as pool:
+            others = pool.submit(products)
+            assert all(r == expected for r in pool.map(lambda _: nlp.analyze(texts), range(40)))
+            assert others.result()
+        assert _blas_threads() == before
 
 
 def test_unsupported_ruler_keeps_stock_component():

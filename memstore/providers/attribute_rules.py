@@ -6,6 +6,7 @@ TAG, LOWER, DEP and IS_SPACE, so they compile to dictionary look-ups. `compile_r
 None when a pipeline's ruler uses anything else (operators, other attributes or predicates); the
 caller then keeps the stock component. Same matches, same order, same `set_token_attrs`: the
 annotations are identical (tests/test_analysis_equivalence.py checks it on every LoCoMo fact).
+The rules a token starts are memoised by the attribute ids they read: ~1 us a token.
 
 >>> from memstore.providers.nlp import SpacyNLP
 >>> pipe = SpacyNLP().nlp
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 from typing import Any
 
 # Matcher attribute -> Token attribute holding its string (a missing DEP/TAG reads as "", as the
@@ -25,43 +27,62 @@ from typing import Any
 _STRING_ATTRS = {"TAG": "tag_", "LOWER": "lower_", "DEP": "dep_", "ORTH": "orth_", "TEXT": "orth_", "NORM": "norm_"}
 _BOOL_ATTRS = {"IS_SPACE": "is_space", "IS_PUNCT": "is_punct", "IS_DIGIT": "is_digit", "IS_ALPHA": "is_alpha"}
 _INDEXED = ("LOWER", "TAG", "DEP")          # attributes a pattern's first token is looked up by
+# Token attribute whose id stands for the string one in the memo key (booleans stand for themselves)
+_ID_ATTRS = {"tag_": "tag", "lower_": "lower", "dep_": "dep", "orth_": "orth", "norm_": "norm"}
+_MEMO_SIZE = 50_000                          # entries (~200 bytes each); cleared when full
 
 
 class CompiledRules:
-    """Callable like the AttributeRuler it was compiled from (`doc -> doc`, and `pipe`)."""
+    """Callable like the AttributeRuler it was compiled from (`doc -> doc`, and `pipe`).
+
+    Which rules a token starts depends only on the attributes their first-token specs read, so
+    that answer is memoised per distinct combination of those attributes (ids, not strings); only
+    the later tokens of the few longer patterns are checked per token."""
 
     def __init__(self, rules: list[tuple[int, list[list[Callable[[Any], bool]]], int, dict]],
-                 index: dict[str, dict[str, list[int]]], scan: list[int]) -> None:
+                 index: dict[str, dict[str, list[int]]], scan: list[int], key_attrs: list[str]) -> None:
         self._rules = rules            # (key, [token checks per position], index, attrs), by key
         self._index = index            # attr -> value -> rule numbers whose first token needs it
         self._scan = scan              # rule numbers checked on every token
+        self._key = attrgetter(*key_attrs)   # -> the memo key: a tuple of ids and booleans
+        self._memo: dict[Any, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         from spacy.tokens._retokenize import set_token_attrs
 
         self._set = set_token_attrs
 
+    def _starts(self, tok: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(one-token rules that match `tok`, longer rules whose first token spec it matches)."""
+        rules, index = self._rules, self._index
+        cands = set(self._scan)
+        for attr, value in (("LOWER", tok.lower_), ("TAG", tok.tag_), ("DEP", tok.dep_)):
+            cands.update(index[attr].get(value, ()))
+        hits = sorted(r for r in cands if all(c(tok) for c in rules[r][1][0]))
+        return tuple(r for r in hits if len(rules[r][1]) == 1), tuple(r for r in hits if len(rules[r][1]) > 1)
+
     def __call__(self, doc: Any) -> Any:
-        rules, by_lower, by_tag, by_dep = self._rules, self._index["LOWER"], self._index["TAG"], self._index["DEP"]
+        rules, memo, key_of = self._rules, self._memo, self._key
         n = len(doc)
         tokens = list(doc)
         found: list[tuple[int, int]] = []          # (rule number, start): sorted = the ruler's order
         for start, tok in enumerate(tokens):
-            for cand in (by_lower.get(tok.lower_), by_tag.get(tok.tag_), by_dep.get(tok.dep_), self._scan):
-                if not cand:
-                    continue
-                for r in cand:
-                    checks = rules[r][1]
-                    if start + len(checks) > n:
-                        continue
-                    if all(c(tokens[start + i]) for i, spec in enumerate(checks) for c in spec):
-                        found.append((r, start))
+            key = key_of(tok)
+            hit = memo.get(key)
+            if hit is None:
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                hit = memo[key] = self._starts(tok)
+            single, longer = hit
+            for r in single:
+                found.append((r, start))
+            for r in longer:
+                checks = rules[r][1]
+                if start + len(checks) <= n and all(c(tokens[start + i]) for i in range(1, len(checks))
+                                                    for c in checks[i]):
+                    found.append((r, start))
         # all matches first, then the attributes (the Matcher saw the tokens before any change),
         # in key order so that later rules win, as AttributeRuler.match sorts them
         found.sort()
-        last = None
         for r, start in found:
-            if (r, start) == last:      # one rule found through two indexes
-                continue
-            last = (r, start)
             _key, checks, index, attrs = rules[r]
             pos = start + index if index >= 0 else start + len(checks) + index
             self._set(tokens[pos], attrs)
@@ -76,7 +97,8 @@ def compile_rules(ruler: Any) -> CompiledRules | None:
     """Compile a spaCy AttributeRuler, or None when a pattern is outside what is supported."""
     try:
         n_keys = len(ruler.attrs)
-        rules, index, scan = [], {a: {} for a in _INDEXED}, []
+        # the memo key: what the index look-ups (LOWER, TAG, DEP) and the first-token checks read
+        rules, index, scan, key_attrs = [], {a: {} for a in _INDEXED}, [], {"lower", "tag", "dep"}
         for key in range(n_keys):
             _cb, patterns = ruler.matcher.get(str(key))
             offset = ruler.indices[key]
@@ -88,6 +110,7 @@ def compile_rules(ruler: Any) -> CompiledRules | None:
                     return None
                 r = len(rules)
                 rules.append((key, checks, offset, ruler.attrs[key]))
+                key_attrs.update(_ID_ATTRS.get(name, name) for name in _read_attrs(pattern[0]))
                 where = _index_values(pattern[0])
                 if where is None:
                     scan.append(r)
@@ -95,9 +118,14 @@ def compile_rules(ruler: Any) -> CompiledRules | None:
                     attr, values = where
                     for v in values:
                         index[attr].setdefault(v, []).append(r)
-        return CompiledRules(rules, index, scan)
+        return CompiledRules(rules, index, scan, sorted(key_attrs))
     except Exception:  # noqa: BLE001 - any surprise in a pipeline's ruler: keep the stock component
         return None
+
+
+def _read_attrs(spec: dict) -> list[str]:
+    """The Token attributes a (supported) token spec's checks read."""
+    return [_BOOL_ATTRS.get(attr) or _STRING_ATTRS[attr] for attr in spec]
 
 
 def _index_values(spec: dict) -> tuple[str, list[str]] | None:
