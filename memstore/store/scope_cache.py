@@ -53,9 +53,8 @@ class ScopeEntry:
         self.vecs = np.zeros((0, dim), np.float32)
         self.expires = np.zeros(0, "datetime64[us]")
         self.alive = np.zeros(0, bool)
-        # Values are tuples, not lists: a tuple of ints is untracked by Python's cyclic GC, and a
-        # list per hash (100k of them at 100k stored) made every full collection walk the cache:
-        # 0.23 s each, ~2x a group commit's Python time (python bench/write_path.py --batch 50).
+        # Values are tuples, not lists: a tuple of ints is not tracked by Python's cyclic GC, where
+        # a list per hash was (100k more tracked objects at 100k stored memories).
         self.by_hash: dict[str, tuple[int, ...]] = {}
         self.by_id: dict[str, int] = {}
         self.by_slot: dict[str, tuple[tuple[int, dt.datetime], ...]] = {}  # subject|slot -> holders (row, valid_from)
