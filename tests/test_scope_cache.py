@@ -250,3 +250,33 @@ def test_the_cached_slot_holders_match_the_sql_query(m):
     cached = sorted(m.db.scope_cache.entry(m.db, SCOPE).slot_holders(keys, dt.datetime(2030, 1, 1)))
     assert cached == sorted(m.db.rows("queries/current_slot_memories",
                                       {"scope_key": SCOPE, "keys": keys, "now": dt.datetime(2030, 1, 1)}))
+
+
+def test_a_commit_by_another_connection_during_an_add_is_not_vouched_for(store_path, monkeypatch):
+    """The cache checks the files once at BEGIN (no stat per lookup inside the unit) and again just
+    before COMMIT: another Memory's add committed while ours was writing must not be recorded as
+    seen, so the next add still finds that fact a duplicate."""
+    import memstore.pipeline.add as add_pipeline
+
+    a = Memory(store_path, config=HASHING)
+    b = Memory(store_path, config=HASHING)
+    a.add("I live in Boston", user_id="alice")                # a's cache holds alice's scope
+    steps = add_pipeline.WRITE_STEPS
+    fired: list[bool] = []
+
+    def commit_rows_then_b_writes(state, rt, w):  # noqa: ANN001, ANN202 - wraps the real step
+        out = steps[-1](state, rt, w)
+        if rt is a._rt and not fired:
+            fired.append(True)
+            b.add("I like jazz", user_id="alice")             # commits inside a's unit
+        return out
+    commit_rows_then_b_writes.__name__ = steps[-1].__name__
+    monkeypatch.setattr(add_pipeline, "WRITE_STEPS", (*steps[:-1], commit_rows_then_b_writes))
+    a.add("I like sushi", user_id="alice")
+    monkeypatch.setattr(add_pipeline, "WRITE_STEPS", steps)
+    assert fired
+    assert [r["event"] for r in a.add("I like jazz", user_id="alice")["results"]] == []
+    assert sorted(r["memory"] for r in a.get_all(user_id="alice")["results"]) == \
+        ["Alice likes jazz", "Alice likes sushi", "Alice lives in Boston"]
+    a.close()
+    b.close()

@@ -189,6 +189,12 @@ class Database:
             log.warning("store %s reopened after DuckDB invalidated it", self.path)
 
     @property
+    def files_checked(self) -> bool:
+        """Inside a transaction whose BEGIN found the store files as the scope cache last recorded
+        them (no write it did not see): the scope cache need not look at the files again."""
+        return self.in_transaction and getattr(self._local, "undeclared", True) is False
+
+    @property
     def in_transaction(self) -> bool:
         """True inside `transaction()` on this thread."""
         return getattr(self._local, "in_transaction", False)
@@ -504,8 +510,14 @@ class Database:
                 self.checkpoint("commit")
                 if cache_follows:
                     with self.scope_cache.lock:     # no reader sees the new files before the fingerprint
+                        # a write we did not see since BEGIN (another connection's commit): the
+                        # copy cannot vouch for the files after ours, so it is dropped
+                        unseen = not self.scope_cache.files_unchanged(self)
                         con.execute("COMMIT")
-                        self.scope_cache.after_commit(self)
+                        if unseen:
+                            self.scope_cache.invalidate()
+                        else:
+                            self.scope_cache.after_commit(self)
                 else:
                     con.execute("COMMIT")
                 if not (keeps_cache or cache_follows):
