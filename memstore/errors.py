@@ -199,3 +199,13 @@ class ArgumentError(MemstoreError, TypeError):
 class MissingFileError(MemstoreError, FileNotFoundError):
     """A file memstore was given or needs does not exist (the message names it; still a
     FileNotFoundError)."""
+
+
+class LakeError(MemstoreError):
+    """The lake (DuckLake on PostgreSQL) could not be reached, read or written: nothing of the
+    failed publish was committed (a publish is one lake transaction)."""
+
+
+class LakeUnreachableError(LakeError, ConnectionError):
+    """The lake's PostgreSQL catalog did not answer. An erasure stays journaled in the store and is
+    finished by the next publish (`memstore doctor` lists it)."""

@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstore.errors import ErasurePendingError, MemstoreError, StoreFullError
+from memstore.governance import downstream
 from memstore.governance.erase_exports import erase_exports, names_value
 from memstore.governance.erase_scope import ErasedScope, erase_scope
 from memstore.governance.erasure_journal import (
@@ -28,6 +29,7 @@ from memstore.governance.erasure_journal import (
 )
 from memstore.governance.receipt_key import key_fingerprint, load_receipt_key, scope_hash
 from memstore.governance.rewrite_database import RewriteError, rewrite_database
+from memstore.governance.scrub_files import remove_scrubbing
 from memstore.governance.verify_erasure import verify_erasure
 from memstore.identity import IDENTITY_KEYS
 from memstore.ids import new_id
@@ -71,12 +73,15 @@ def forget_scope(rt: Runtime, scope: dict[str, str], *, actor_id: str | None = N
                "key_id": key_fingerprint(key), "requested_at": _now(), "actor_id": actor_id, "scrub": bool(scrub)}
         t = time.perf_counter()
         wrote: list[str] = []
+        copies: list[str] = []
 
         def journal(out: ErasedScope) -> None:
             """Inside the delete transaction: the sealed sidecar (durable first), then the row."""
             write_sidecar(db.path, row["id"], key, {
                 "scope": scope, "needles": out.needles, "memory_ids": out.memory_ids, "entity_ids": out.entity_ids})
             wrote.append(row["id"])
+            copies.extend(downstream.journal(db, row["id"], row["scope_hash"], key, {   # the lake, if published
+                "scope": scope, "needles": out.needles, "entity_ids": out.entity_ids}))
             db.run("queries/insert_pending_erasure", writes=True, params={
                 **row, "rows_removed": json.dumps(dict(sorted(out.rows_removed.items()))),
                 "untouched": json.dumps(out.untouched), "timings_ms": json.dumps({"delete": _ms(t)})})
@@ -86,6 +91,8 @@ def forget_scope(rt: Runtime, scope: dict[str, str], *, actor_id: str | None = N
         except BaseException:
             for eid in wrote:                 # the transaction rolled back: nothing to finish
                 remove_sidecar(db.path, eid)
+            for path in copies:
+                remove_scrubbing(path)
             raise
         pending = next(p for p in pending_erasures(db) if p["id"] == row["id"])
         return finish_erasure(db, pending, resumed=False)
@@ -153,6 +160,10 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     verification["attempts"] = int(pending.get("attempts") or 0) + 1
     if exports.problems or problems:
         verification["ok"] = False              # an export that could not be read or rewritten
+    copies = downstream.finish(db, key, erasure_id=eid) if scope else {}
+    if copies:                                  # the lake: its own deletes, rewrite, byte scan
+        verification["downstream"] = copies
+        verification["ok"] = bool(verification["ok"]) and all(c.get("ok") for c in copies.values())
     files = [dict(f, path=mask(f["path"])) for f in exports.files]
     receipt = {
         "id": eid, "scope_hash": pending["scope_hash"], "scope_keys": list(pending["scope_keys"]),

@@ -1,0 +1,151 @@
+"""Erasure that reaches the store's downstream copies (the lake): the seam forget() calls.
+
+A store that publishes somewhere says so in store_meta (`downstream:<target>` = JSON settings,
+written by the publisher, see memstore/lake/). forget() then:
+
+1. `journal(db, erasure_id, scope_hash, key, payload)` — inside the delete transaction: one
+   `downstream_erasures` row per target, the payload (scope, erased entity ids, needles) sealed
+   beside the store as `<store>.downstream-<id>` (see erasure_journal.seal);
+2. `finish(db, erasure_id)` — after the store's own rewrite: each target's registered finisher
+   erases there and returns its verification; the row is marked done and the sidecar scrubbed. A
+   target that cannot be reached (or whose code is not loaded in this process) stays pending;
+   the publisher finishes it before its next publish, and `memstore doctor` lists it.
+
+Finishers are registered by the module that owns the target (`register("lake", fn)`), so this
+module imports nothing above governance.
+
+>>> register("doc-target", lambda db, settings, payload: {"ok": True})
+>>> "doc-target" in FINISHERS
+True
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstore.errors import MemstoreError
+from memstore.governance.erasure_journal import seal, unseal
+from memstore.governance.scrub_files import remove_scrubbing
+from memstore.ids import new_id
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
+
+Finisher = Callable[["Database", dict[str, Any], dict[str, Any]], dict[str, Any]]
+FINISHERS: dict[str, Finisher] = {}
+
+
+def register(target: str, finisher: Finisher) -> None:
+    """Let `finisher(db, settings, payload) -> verification` erase a scope from `target`. It raises
+    a MemstoreError when it cannot (the erasure then stays pending)."""
+    FINISHERS[target] = finisher
+
+
+def targets(db: Database) -> dict[str, dict[str, Any]]:
+    """{target: settings} of the downstream copies this store publishes to."""
+    if db.path == ":memory:" or "downstream_erasures" not in _tables(db):
+        return {}
+    return {t: json.loads(v) for t, v in db.rows("queries/downstream_targets")}
+
+
+def set_target(db: Database, target: str, settings: dict[str, Any] | None) -> None:
+    """Record (or, with None, forget) that this store publishes to `target`."""
+    if settings is None:
+        db.run("downstream:unset", {"key": f"downstream:{target}"}, writes=True,
+               sql="DELETE FROM store_meta WHERE key = $key")
+        return
+    db.run("queries/set_store_meta", {"key": f"downstream:{target}", "value": json.dumps(settings, sort_keys=True)},
+           writes=True)
+
+
+def sidecar_path(db_path: str, row_id: str) -> str:
+    return f"{db_path}.downstream-{row_id}"
+
+
+def journal(db: Database, erasure_id: str, scope_hash: str, key: bytes, payload: dict[str, Any]) -> list[str]:
+    """Inside forget()'s transaction: a pending row and sealed sidecar per target; the sidecar
+    paths written (the caller scrubs them if the transaction rolls back)."""
+    written = []
+    for target in targets(db):
+        row_id = new_id()
+        path = sidecar_path(db.path, row_id)
+        _write_durable(path, seal(key, payload))
+        written.append(path)
+        db.run("queries/insert_downstream_erasure", writes=True, params={
+            "id": row_id, "erasure_id": erasure_id, "target": target, "scope_hash": scope_hash,
+            "requested_at": _now()})
+    return written
+
+
+def pending(db: Database, target: str | None = None) -> list[dict[str, Any]]:
+    """Pending downstream erasures (of one target, or all)."""
+    if db.path == ":memory:" or "downstream_erasures" not in _tables(db):
+        return []
+    return [r for r in db.dicts("queries/list_downstream_erasures")
+            if r["status"] == "pending" and (target is None or r["target"] == target)]
+
+
+def finish(db: Database, key: bytes, *, erasure_id: str | None = None,
+           target: str | None = None) -> dict[str, dict[str, Any]]:
+    """Finish pending downstream erasures (those of `erasure_id`, or all of `target`, or all);
+    returns {target: verification} — `{"pending": True, "error": ...}` for one that could not."""
+    settings = targets(db)
+    out: dict[str, dict[str, Any]] = {}
+    for row in pending(db, target):
+        if erasure_id is not None and row["erasure_id"] != erasure_id:
+            continue
+        name = row["target"]
+        finisher = FINISHERS.get(name)
+        path = sidecar_path(db.path, row["id"])
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            data = b""
+        payload = unseal(key, data) if data else None
+        error = None
+        if finisher is None:
+            error = f"no finisher for target {name!r} is loaded in this process (import memstore.lake)"
+        elif payload is None:
+            error = "the sealed sidecar is missing or was sealed with another receipt key"
+        elif name not in settings:
+            error = f"the store no longer names target {name!r} (store_meta downstream:{name})"
+        if error is None:
+            try:
+                result = finisher(db, settings[name], payload)
+            except MemstoreError as exc:
+                error = str(exc)[:500]
+        if error is not None:
+            with contextlib.suppress(MemstoreError):
+                db.run("queries/fail_downstream_erasure", {"id": row["id"], "error": error}, writes=True)
+            out[name] = {"pending": True, "error": error, "id": row["id"]}
+            continue
+        db.run("queries/finish_downstream_erasure", writes=True, params={
+            "id": row["id"], "finished_at": _now(), "verification": json.dumps(result, default=str)})
+        remove_scrubbing(path)
+        out[name] = dict(result, id=row["id"])
+    return out
+
+
+def _write_durable(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _tables(db: Database) -> set[str]:
+    return {r[0] for r in db.rows("downstream:tables", sql="SELECT table_name FROM duckdb_tables() "
+                                                           "WHERE database_name = current_database()")}
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

@@ -1,0 +1,76 @@
+"""`connect(lake)`: the whole fleet for an analyst, as if it were one store.
+
+A read-only DuckDB connection with the lake attached (read-only) and, in its own in-memory
+catalog, one view per published table under the store's name (`memories`, `history`,
+`entities`, …, each with a `shard` column) and the store's documented views (`timeline`,
+`contradictions`, `scope_summary`, … from sql/views/) over them. `frame(con, sql)` gives Polars.
+
+>>> # con = connect("postgres:dbname=lake host=db1")
+>>> # con.sql("SELECT shard, count(*) FROM memories GROUP BY ALL").pl()
+"""
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from memstore.governance.catalog import quote_ident
+from memstore.lake import tables as T
+from memstore.lake.session import LAKE, LakeSession
+from memstore.store.views import view_files, view_statement
+
+HIDDEN = ("_key", "_hash")
+
+
+class Lake:
+    """What `connect` returns: `.con` (DuckDB), `.sql(q)` (a relation), `.frame(q)` (Polars),
+    `.tables`, `.views`, `.view_errors`, `.close()`."""
+
+    def __init__(self, session: LakeSession, tables: list[str], views: list[str], view_errors: dict[str, str]) -> None:
+        self._session, self.tables, self.views, self.view_errors = session, tables, views, view_errors
+        self.con: duckdb.DuckDBPyConnection = session.con
+
+    def sql(self, query: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        return self._session.run("analyst", params, sql=query)
+
+    def frame(self, query: str, params: object = None) -> pl.DataFrame:
+        """A Polars frame of `query`."""
+        return pl.from_arrow(self._session.arrow("analyst", params, sql=query))  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self._session.close()
+
+    def __enter__(self) -> Lake:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(lake: str) -> Lake:
+    """Open `lake` read-only with the store's table and view names (see module doc)."""
+    s = LakeSession(lake, read_only=True)
+    try:
+        present = {r[0] for r in s.rows("tables", sql="SELECT table_name FROM duckdb_tables() "
+                                                      f"WHERE database_name = '{LAKE}'")}
+        tables = [t for t in (*T.KEYS, T.PUBLISHES) if t in present]
+        for t in tables:
+            name = "publishes" if t == T.PUBLISHES else t
+            s.run(f"view:{t}", sql=f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS SELECT * EXCLUDE "
+                                   f"({', '.join(HIDDEN)}) FROM {LAKE}.{quote_ident(t)}" if t != T.PUBLISHES else
+                  f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS SELECT * FROM {LAKE}.{quote_ident(t)}")
+        pending, errors, made = list(view_files()), {}, []
+        while pending:                                   # a view may read another view: retry until stable
+            errors = {}
+            for v in pending:
+                try:
+                    s.run(f"view:{v}", sql=view_statement(v, temp=True))
+                    made.append(v)
+                except Exception as exc:  # noqa: BLE001  (a view over a table this lake lacks)
+                    errors[v] = str(exc).splitlines()[0][:300]
+            if len(errors) == len(pending):
+                break
+            pending = list(errors)
+        return Lake(s, tables, made, errors)
+    except BaseException:
+        s.close()
+        raise
