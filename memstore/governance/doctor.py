@@ -174,6 +174,13 @@ def find_pending_erasures(rt: Runtime) -> Rows:
     return [tuple(r) for r in rt.db.rows("queries/doctor/pending_erasures")] if pending_erasures(rt.db) else []
 
 
+def find_pending_downstream(rt: Runtime) -> Rows:
+    """Erasures not yet finished in a downstream copy (the lake; see governance/downstream.py)."""
+    from memstore.governance.downstream import pending
+
+    return [tuple(r) for r in rt.db.rows("queries/doctor/pending_downstream_erasures")] if pending(rt.db) else []
+
+
 def repair_pending_erasures(rt: Runtime) -> None:
     """Runs outside the repair transaction (it rewrites the file): see run_doctor."""
 
@@ -187,6 +194,7 @@ def _history_on(rt: Runtime) -> bool:
 # Repairs run in this order (scope keys before the postings that copy them, postings before entities).
 CHECKS: tuple[Check, ...] = (
     Check("pending_erasures", "error", find_pending_erasures, repair_pending_erasures),
+    Check("pending_downstream_erasures", "error", find_pending_downstream),
     Check("embedding_dimension", "error", find_embedding_dim),
     Check("bad_embeddings", "error", _sql_check("bad_embeddings"), repair_bad_embeddings),
     _sql("missing_identity", "error", repair=False),

@@ -60,7 +60,9 @@ def check_serve(store: str, host: str, tls: bool) -> None:
 
 def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, analyst_api: bool = True,
           config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
-          log_level: str = "warning", group_commit: bool = True, quiet: bool = False) -> int:
+          log_level: str = "warning", group_commit: bool = True, quiet: bool = False,
+          publish_to: str | None = None, publish_every: str | float = "60s",
+          publish_data_path: str | None = None) -> int:
     """Serve `store` until interrupted; returns the exit code."""
     import uvicorn
 
@@ -101,6 +103,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         remove_info(store, pid=os.getpid())
         memory.close()
         raise
+    publisher = _publisher(memory, publish_to, publish_every, publish_data_path)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                                            ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            timeout_graceful_shutdown=10))
@@ -115,6 +118,8 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         remove_info(store, pid=os.getpid())
         if committer is not None:
             committer.close()
+        if publisher is not None:
+            publisher.stop(final=True)      # the last writes reach the lake before the store closes
         memory.close()
         if not quiet:
             print(f"memstore serve: stopped; {store} is closed", flush=True)
@@ -122,6 +127,15 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         print(f"error: could not listen on {host}:{port} (see the message above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _publisher(memory: Any, lake: str | None, every: str | float, data_path: str | None) -> Any:
+    """--publish-to: the lake publisher thread (memstore/lake/schedule.py), started."""
+    if not lake:
+        return None
+    from memstore.lake.schedule import Publisher, parse_every
+
+    return Publisher(memory.db, lake, parse_every(every), data_path=data_path).start()
 
 
 class _Stopped(Exception):

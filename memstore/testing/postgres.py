@@ -93,9 +93,23 @@ class PostgresCluster:
                 time.sleep(0.2)
         return self
 
-    def psql(self, sql: str) -> str:
-        """Run `sql` with psql on the test database; its output (tuples only, unaligned)."""
-        out = self._run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "-d", self.dbname,
+    def create_database(self, name: str) -> str:
+        """Create another database in the cluster; its libpq connection string."""
+        self._run([pg_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name])
+        return f"dbname={name} host=127.0.0.1 port={self.port} user={self.user}"
+
+    def pause(self) -> None:
+        """Stop the server, keeping the cluster (a lake that cannot be reached)."""
+        self._run([pg_bin("pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+
+    def resume(self) -> None:
+        """Start the server again after `pause`."""
+        self._run([pg_bin("pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log), "-w", "-t", "60", "start"])
+
+    def psql(self, sql: str, *, dbname: str | None = None) -> str:
+        """Run `sql` with psql on the test database (or `dbname`); its output (tuples only, unaligned)."""
+        out = self._run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "-d",
+                         dbname or self.dbname,
                          "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
         return out.stdout
 
