@@ -18,7 +18,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = ["01_quickstart", "02_ingest_and_explore", "03_truth_over_time", "04_search_tuning", "05_governance"]
+EXPECTED = ["01_quickstart", "02_ingest_and_explore", "03_truth_over_time", "04_search_tuning", "05_governance",
+            "06_whole_fleet"]
+NEEDS_POSTGRES = {"06_whole_fleet"}     # starts a throwaway PostgreSQL for its lake (apt-get install postgresql)
 
 OFFLINE_GUARD = '''\
 import socket as _socket
@@ -48,7 +50,7 @@ _socket.socket.connect, _socket.socket.connect_ex = _connect, _connect_ex
 
 # Altair charts each notebook draws (04's LoCoMo curve only when that data set is present).
 CHARTS = {"01_quickstart": 1, "02_ingest_and_explore": 2, "03_truth_over_time": 1, "04_search_tuning": 2,
-          "05_governance": 0}
+          "05_governance": 0, "06_whole_fleet": 1}
 EXTERNAL = re.compile(r"<script[^>]*\bsrc\s*=|https?://[^\s\"')]*(cdn|jsdelivr|unpkg|vega)|require\.config", re.I)
 
 
@@ -123,6 +125,11 @@ def test_strip_script_clears_outputs_and_keeps_sources(tmp_path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_offline_and_cleans_up(path, tmp_path, monkeypatch):
+    if path.stem in NEEDS_POSTGRES:
+        from memstore.testing.postgres import available
+
+        if not available():
+            pytest.skip("PostgreSQL is not installed")
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(OFFLINE_GUARD))
     monkeypatch.setenv("JUPYTER_PREFER_ENV_PATH", "1")     # this venv's python3 kernel, not a user's

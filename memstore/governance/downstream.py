@@ -11,6 +11,10 @@ written by the publisher, see memstore/lake/). forget() then:
    target that cannot be reached (or whose code is not loaded in this process) stays pending;
    the publisher finishes it before its next publish, and `memstore doctor` lists it.
 
+Writes here touch only `store_meta` and `downstream_erasures`, which no cache holds, so they run
+autocommitted without `writes=True` (which would drop the scope cache under a write unit in flight
+on another thread, e.g. a served store's publisher thread).
+
 Finishers are registered by the module that owns the target (`register("lake", fn)`), so this
 module imports nothing above governance.
 
@@ -56,11 +60,11 @@ def targets(db: Database) -> dict[str, dict[str, Any]]:
 def set_target(db: Database, target: str, settings: dict[str, Any] | None) -> None:
     """Record (or, with None, forget) that this store publishes to `target`."""
     if settings is None:
-        db.run("downstream:unset", {"key": f"downstream:{target}"}, writes=True,
+        db.run("downstream:unset", {"key": f"downstream:{target}"}, writes=False,
                sql="DELETE FROM store_meta WHERE key = $key")
         return
     db.run("queries/set_store_meta", {"key": f"downstream:{target}", "value": json.dumps(settings, sort_keys=True)},
-           writes=True)
+           writes=False)
 
 
 def sidecar_path(db_path: str, row_id: str) -> str:
@@ -76,7 +80,7 @@ def journal(db: Database, erasure_id: str, scope_hash: str, key: bytes, payload:
         path = sidecar_path(db.path, row_id)
         _write_durable(path, seal(key, payload))
         written.append(path)
-        db.run("queries/insert_downstream_erasure", writes=True, params={
+        db.run("queries/insert_downstream_erasure", writes=False, params={
             "id": row_id, "erasure_id": erasure_id, "target": target, "scope_hash": scope_hash,
             "requested_at": _now()})
     return written
@@ -121,10 +125,10 @@ def finish(db: Database, key: bytes, *, erasure_id: str | None = None,
                 error = str(exc)[:500]
         if error is not None:
             with contextlib.suppress(MemstoreError):
-                db.run("queries/fail_downstream_erasure", {"id": row["id"], "error": error}, writes=True)
+                db.run("queries/fail_downstream_erasure", {"id": row["id"], "error": error}, writes=False)
             out[name] = {"pending": True, "error": error, "id": row["id"]}
             continue
-        db.run("queries/finish_downstream_erasure", writes=True, params={
+        db.run("queries/finish_downstream_erasure", writes=False, params={
             "id": row["id"], "finished_at": _now(), "verification": json.dumps(result, default=str)})
         remove_scrubbing(path)
         out[name] = dict(result, id=row["id"])

@@ -106,7 +106,7 @@ def _remember(db: Database, shard: str, settings: dict[str, Any]) -> None:
     if db.read_only:
         return
     if db.meta("lake.shard") != shard:
-        db.run("queries/set_store_meta", {"key": "lake.shard", "value": shard}, writes=True)
+        db.run("queries/set_store_meta", {"key": "lake.shard", "value": shard})   # in no cache: see downstream.py
     current = downstream.targets(db).get("lake")
     if current != settings:
         downstream.set_target(db, "lake", settings)

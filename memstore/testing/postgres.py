@@ -49,6 +49,8 @@ class PostgresCluster:
     def __init__(self, *, dbname: str = "lake", port: int | None = None, base: str | None = None) -> None:
         self.dbname = dbname
         self.port = port or free_port()
+        if base is None and os.geteuid() == 0:
+            base = "/tmp"        # the `postgres` user must reach it: not a root-only $TMPDIR (pytest's tmp_path)
         self.base = Path(tempfile.mkdtemp(prefix="memstore-pg-", dir=base))
         self.data_dir = self.base / "data"
         self.log = self.base / "postgres.log"
