@@ -10,7 +10,7 @@ What leaves the lake, in order (`erase_from_lake`):
    one (time travel to before the erasure ends here), `ducklake_cleanup_old_files` and
    `ducklake_delete_orphaned_files` delete the old files (also Parquet files a killed publish wrote
    and never committed);
-3. the catalog: text min/max statistics are cleared (`scrub_text_stats`, also after every
+3. the catalog: text min/max statistics are replaced by text-free bounds (`scrub_text_stats`, also after every
    publish: DuckLake keeps a file's and a table's min/max of each VARCHAR column in PostgreSQL,
    and a table's min/max is not recomputed on delete), inlining is off (every row lives in a
    Parquet file), then PostgreSQL's own copies go: `VACUUM FULL` of the DuckLake tables (a plain
@@ -116,17 +116,20 @@ def purge(s: LakeSession) -> dict[str, Any]:
     return out
 
 
-def scrub_text_stats(s: LakeSession) -> int:
-    """Clear min/max of text columns in the catalog's statistics (file and table level); the
-    rows changed. Pruning on those columns is lost (partitions still prune by shard and bucket)."""
-    n = 0
+TEXT_MAX = "repeat(chr(1114111), 16)"     # U+10FFFF x16: above any real text, in UTF-8 byte order
+
+
+def scrub_text_stats(s: LakeSession) -> None:
+    """Replace the min/max of text columns in the catalog's statistics (file and table level) by
+    bounds that hold no text: '' and sixteen U+10FFFF. They stay valid bounds (a NULL bound makes
+    DuckLake skip the file: wrong answers, measured), so pruning on text columns is lost while
+    partitions still prune by shard and user bucket."""
     for table in ("ducklake_file_column_stats", "ducklake_table_column_stats"):
         s.pg(f"scrub:{table}",
-             f"UPDATE {table} st SET min_value = NULL, max_value = NULL FROM ducklake_column c "
+             f"UPDATE {table} st SET min_value = '', max_value = {TEXT_MAX} FROM ducklake_column c "
              "WHERE c.column_id = st.column_id AND c.table_id = st.table_id "
              f"AND lower(c.column_type) IN ({', '.join(repr(t) for t in TEXT_TYPES)}) "
-             "AND (st.min_value IS NOT NULL OR st.max_value IS NOT NULL)")
-    return n
+             f"AND (st.min_value IS DISTINCT FROM '' OR st.max_value IS DISTINCT FROM {TEXT_MAX})")
 
 
 def vacuum_catalog(s: LakeSession) -> list[str]:

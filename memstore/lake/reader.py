@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import duckdb
 import polars as pl
+import sqlglot
+from sqlglot import exp
 
 from memstore.governance.catalog import quote_ident
 from memstore.lake import tables as T
 from memstore.lake.session import LAKE, LakeSession
-from memstore.store.views import view_files, view_statement
+from memstore.store.views import view_files, view_query, view_statement
 
 HIDDEN = ("_key", "_hash")
 
@@ -46,6 +48,26 @@ class Lake:
         self.close()
 
 
+def with_shard(name: str) -> str | None:
+    """The store's view `name` with its outer table's `shard` as first column, when the outer
+    query reads one table row by row (no GROUP BY); None otherwise (the plain view is used).
+
+    >>> "m.shard" in with_shard("timeline")
+    True
+    >>> with_shard("memories_per_day") is None
+    True
+    """
+    tree = sqlglot.parse_one(view_query(name), read="duckdb")
+    if not isinstance(tree, exp.Select) or tree.args.get("group") is not None:
+        return None
+    source = tree.args.get("from") or tree.args.get("from_")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table):
+        return None
+    tree.set("expressions", [exp.column("shard", table=table.alias_or_name), *tree.expressions])
+    return f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS\n{tree.sql(dialect='duckdb')}\n"
+
+
 def connect(lake: str) -> Lake:
     """Open `lake` read-only with the store's table and view names (see module doc)."""
     s = LakeSession(lake, read_only=True)
@@ -63,7 +85,10 @@ def connect(lake: str) -> Lake:
             errors = {}
             for v in pending:
                 try:
-                    s.run(f"view:{v}", sql=view_statement(v, temp=True))
+                    try:
+                        s.run(f"view:{v}", sql=with_shard(v) or view_statement(v, temp=True))
+                    except Exception:  # noqa: BLE001  (the plain view, without a shard column)
+                        s.run(f"view:{v}", sql=view_statement(v, temp=True))
                     made.append(v)
                 except Exception as exc:  # noqa: BLE001  (a view over a table this lake lacks)
                     errors[v] = str(exc).splitlines()[0][:300]
