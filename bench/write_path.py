@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memstore import Memory  # noqa: E402
-from memstore.ids import entity_id  # noqa: E402
+from memstore.core.ids import entity_id  # noqa: E402
 from memstore.pipeline.add import commit_adds, prepare_add  # noqa: E402
 from memstore.store.database import Database, vectors_table  # noqa: E402
 from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402

@@ -23,21 +23,22 @@ from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
 from memstore.api.truth import TruthAPI
-from memstore.config import MemoryConfig
-from memstore.errors import ArgumentError, IdentityError, NotFoundError
-from memstore.identity import Scope, check_metadata
+from memstore.core.config import MemoryConfig
+from memstore.core.errors import ArgumentError, IdentityError, NotFoundError
+from memstore.core.identity import Scope, check_metadata
+from memstore.governance.forget_scope import finish_pending
 from memstore.pipeline.add import run_add
-from memstore.pipeline.types import AddState
+from memstore.core.model import AddState
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
-from memstore.records import history_record, memory_record
+from memstore.core.records import history_record, memory_record
 from memstore.retrieval.filters import check_filters, compile_filters, trim_identity
 from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.sqlfiles import load_sql
-from memstore.timeutil import parse_time
+from memstore.core.timeutil import parse_time
 
 # reset() keeps the schema and these records, which hold no memory content: erasure receipts
 # (proof of past erasures), the export registry (forget() must still find those files) and
@@ -65,7 +66,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         # A URL, or a store that a running `memstore serve` owns, gives the HTTP client instead:
         # same methods, same return shapes (see memstore/client/).
         if cls is Memory and not kwargs.get("embedded", False):
-            from memstore.client.connect import client_for
+            from memstore.api.connect import client_for
 
             client = client_for(path if path is not None else _configured_path(config))
             if client is not None:
@@ -86,6 +87,10 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
                       scope_cache=cache, threads=cfg.threads)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
+        # An erasure a crash or a full disk interrupted is finished before the store serves
+        # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
+        # doctor() reports it.
+        finish_pending(db, raise_errors=False)
 
     @classmethod
     def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
@@ -152,7 +157,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         """Change a memory's text and/or metadata in one transaction; identity is immutable.
         Changed text is re-embedded and its entities and keywords re-linked. With `user_id=` /
         `agent_id=` / `run_id=`, the memory must belong to that scope (else NotFoundError)."""
-        from memstore.checks import check_text
+        from memstore.core.checks import check_text
         from memstore.governance.update_memory import update_memory
 
         self._scoped_memory(memory_id, user_id, agent_id, run_id)
@@ -179,7 +184,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def _scoped_memory(self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any) -> dict[str, Any] | None:
         """Check the id; with a scope given, the memory row, which must exist in that scope: else
         NotFoundError, the same as for an unknown id (ids cannot be probed across scopes)."""
-        from memstore.checks import check_id, check_scope_args, scope_matches
+        from memstore.core.checks import check_id, check_scope_args, scope_matches
 
         check_id(memory_id)
         scope = check_scope_args(user_id, agent_id, run_id)
@@ -229,7 +234,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                 as_of: Any = None) -> dict[str, Any]:
         """Memories of a scope, newest first. Current and unexpired only unless asked otherwise;
         `as_of="2023-05-01"` gives what was current then."""
-        from memstore.retrieval.visibility import visibility_sql
+        from memstore.core.rules.validity import visibility_sql
 
         filters = _merge_identity(filters, user_id, agent_id, run_id)
         where, params, _ = compile_filters(filters)
@@ -259,7 +264,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
         >>> # m.search("what does alice eat?", filters={"user_id": "alice"}, top_k=5)
         """
-        from memstore.checks import check_text
+        from memstore.core.checks import check_text
         from memstore.retrieval.search import run_search
 
         check_text(query, "query", allow_empty=True)
@@ -314,7 +319,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                 run_id: str | None = None) -> list[dict[str, Any]]:
         """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...). With
         `user_id=` / `agent_id=` / `run_id=` the events must be of that scope: else NotFoundError."""
-        from memstore.checks import check_id, check_scope_args, scope_matches
+        from memstore.core.checks import check_id, check_scope_args, scope_matches
 
         check_id(memory_id)
         scope = check_scope_args(user_id, agent_id, run_id)

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from memstore import Memory, StoreWriteError
-from memstore.errors import ConfigError, LLMUnavailableError, ReadOnlyError
+from memstore.core.errors import ConfigError, LLMUnavailableError, ReadOnlyError
 import memstore.pipeline.add as add_pipeline
 from memstore.pipeline.add import PREPARE_STEPS, WRITE_STEPS, PipelineStepError, commit_adds
 from memstore.testing.openai_server import ScriptedOpenAIServer

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from memstore import Memory
-from memstore.errors import MemstoreError, QueryError
+from memstore.core.errors import MemstoreError, QueryError
 
 U = {"user_id": "alice"}
 MID = "<mid>"          # replaced by a stored memory's id

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 
 Scope = dict[str, str]
 _SHORT = {"user_id": "user", "agent_id": "agent", "run_id": "run"}

@@ -31,7 +31,7 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.governance.catalog import relation, table_columns
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
 
@@ -179,7 +179,7 @@ def repair_pending_erasures(rt: Runtime) -> None:
 
 
 def _history_on(rt: Runtime) -> bool:
-    from memstore.write.history import keeps_history
+    from memstore.store.history import keeps_history
 
     return keeps_history(rt.config.history)
 

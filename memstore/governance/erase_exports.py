@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import QueryError
+from memstore.core.errors import QueryError
 
 from memstore.governance.catalog import MEMORY_REF_COLUMNS, is_attributable, quote_ident, sql_string
 from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.scratch import Scratch
 
 if TYPE_CHECKING:

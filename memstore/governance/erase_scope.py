@@ -40,7 +40,7 @@ from memstore.governance.catalog import (
     table_label,
 )
 from memstore.governance.verify_erasure import pick_needles
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.database import registered
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import ErasurePendingError, MemstoreError, StoreFullError
+from memstore.core.errors import ErasurePendingError, MemstoreError, StoreFullError
 from memstore.governance.erase_exports import erase_exports, names_value
 from memstore.governance.erase_scope import ErasedScope, erase_scope
 from memstore.governance.erasure_journal import (
@@ -29,9 +29,9 @@ from memstore.governance.erasure_journal import (
 from memstore.governance.receipt_key import key_fingerprint, load_receipt_key, scope_hash
 from memstore.governance.rewrite_database import RewriteError, rewrite_database
 from memstore.governance.verify_erasure import verify_erasure
-from memstore.identity import IDENTITY_KEYS
-from memstore.ids import new_id
-from memstore.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import new_id
+from memstore.core.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

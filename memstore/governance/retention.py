@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import MemstoreError
-from memstore.identity import Scope
+from memstore.core.errors import MemstoreError
+from memstore.core.identity import Scope
 from memstore.store.database import registered
-from memstore.errors import RetentionError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import RetentionError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -14,7 +14,7 @@ Stages (each timed in the report):
    in the calling thread, its clauses parsed by spaCy in bulk (spaCy is CPU-bound).
 3. **analyze / embed** — spaCy analysis and ONE embedding call over the facts of many conversations.
 4. **write** — whole conversations, up to `commit_messages` messages at a time, in ONE write unit of
-   the batched writer (memstore/write/writer.py): each batch goes through the same commit steps as
+   the batched writer (memstore/store/writer.py): each batch goes through the same commit steps as
    an add() (`memstore.pipeline.add.commit`), and every table's rows of the unit are written as
    one Arrow batch: messages, memories, postings, links, history, extraction runs and the
    `ingest_log` rows together. A killed process leaves each conversation either fully stored or
@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import LLMError, MemstoreError, MissingFileError
-from memstore.identity import Scope
-from memstore.ids import new_id
+from memstore.core.errors import LLMError, MemstoreError, MissingFileError
+from memstore.core.identity import Scope
+from memstore.core.ids import new_id
 from memstore.ingest.detect import detect_format
 from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.options import IngestOptions
@@ -62,12 +62,12 @@ from memstore.ingest.types import (
     SourceFormatError,
 )
 from memstore.pipeline.add import analyze_and_embed, commit, prepare
-from memstore.pipeline.types import AddState, ContextMemory
-from memstore.providers.extract_heuristic import HeuristicExtractor
+from memstore.core.model import AddState, ContextMemory
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered, vectors_table
 from memstore.ingest.batching import DocCache, context_probe, split_batches
-from memstore.write.rows import failed_run_params, ingest_log_rows
-from memstore.write.writer import BatchedWriter
+from memstore.store.rows import failed_run_params, ingest_log_rows
+from memstore.store.writer import BatchedWriter
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -5,7 +5,7 @@
 
 `prepare(state, rt)` runs the first part (reads only, nothing is stored). `commit(groups, rt,
 writer)` runs the second for many prepared adds in ONE write unit (one transaction) of `writer`
-(memstore/write/writer.py): `ImmediateWriter` for a plain add(), `BatchedWriter` for ingest and
+(memstore/store/writer.py): `ImmediateWriter` for a plain add(), `BatchedWriter` for ingest and
 the server's group commit. Each add sees the ones before it as if committed one after another.
 A group (one add, or one ingested conversation) is atomic: if the unit fails, each group is
 committed alone, so one bad group cannot fail the others.
@@ -20,7 +20,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from memstore.errors import LLMError, MemstoreError
+from memstore.core.errors import LLMError, MemstoreError
 from memstore.pipeline.analyze_facts import analyze_facts
 from memstore.pipeline.build_rows import build_rows
 from memstore.pipeline.commit_rows import commit_rows
@@ -28,12 +28,12 @@ from memstore.pipeline.dedupe_facts import dedupe_facts
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
-from memstore.truth.supersede_by_slot import supersede_by_slot
-from memstore.pipeline.types import AddState
+from memstore.pipeline.supersede_by_slot import supersede_by_slot
+from memstore.core.model import AddState
 from memstore.pipeline.validate_input import validate_input
-from memstore.errors import PipelineStepError  # noqa: F401  (defined with every error class)
-from memstore.write.rows import failed_run_params
-from memstore.write.writer import BatchedWriter, ImmediateWriter, Writer
+from memstore.core.errors import PipelineStepError  # noqa: F401  (defined with every error class)
+from memstore.store.rows import failed_run_params
+from memstore.store.writer import BatchedWriter, ImmediateWriter, Writer
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

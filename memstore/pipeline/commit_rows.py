@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from memstore.pipeline.types import AddState
-from memstore.write.history import history_rows, state_event
+from memstore.core.model import AddState
+from memstore.store.history import history_rows, state_event
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.write.writer import Writer
+    from memstore.store.writer import Writer
 
 
 def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:

@@ -5,7 +5,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState, Extraction, Fact
+from memstore.core.model import AddState, Extraction, Fact
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState, ContextMemory, Message
+from memstore.core.model import AddState, ContextMemory, Message
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -20,18 +20,18 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.config import is_weight
-from memstore.errors import InvalidInputError, MemstoreError
-from memstore.identity import IDENTITY_KEYS
-from memstore.ids import entity_id
-from memstore.records import memory_record
+from memstore.core.config import is_weight
+from memstore.core.errors import InvalidInputError, MemstoreError
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import entity_id
+from memstore.core.records import memory_record
 from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.query_time import query_periods
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
-from memstore.retrieval.visibility import visibility_sql
+from memstore.core.rules.validity import visibility_sql
 from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
 
@@ -51,7 +51,7 @@ def check_query(query: Any) -> None:
     >>> check_query("  ")
     Traceback (most recent call last):
     ...
-    memstore.errors.InvalidInputError: search query is empty — pass the text to search for
+    memstore.core.errors.InvalidInputError: search query is empty — pass the text to search for
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("search query is empty", hint="pass the text to search for")
@@ -65,7 +65,7 @@ def check_limit(value: Any, name: str = "top_k") -> int:
     >>> check_limit(0)
     Traceback (most recent call last):
     ...
-    memstore.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
+    memstore.core.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= MAX_LIMIT:
         raise InvalidInputError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
@@ -266,7 +266,7 @@ def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: s
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
     """The fusion weights of this query: config, per-call overrides, channel, slot and time switches
     ("_qslot" carries the attribute the query asks about, or None; "_periods" the periods it names)."""
-    from memstore.truth.slots import question_slot
+    from memstore.core.rules.slots import question_slot
 
     qslot = question_slot(query)
     periods = query_periods(query)

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from memstore.errors import StoreWriteError
+from memstore.core.errors import StoreWriteError
 
 _CONFLICT_RETRIES = 5
 

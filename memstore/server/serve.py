@@ -14,8 +14,8 @@ import socket
 import sys
 from typing import Any
 
-from memstore.errors import ConfigError, StoreLockedError
-from memstore.server.discovery import live_server, load_or_create_token, remove_info, token_file, write_info
+from memstore.core.errors import ConfigError, StoreLockedError
+from memstore.wire.discovery import live_server, load_or_create_token, remove_info, token_file, write_info
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memstore.server.discovery import live_server, read_token
+from memstore.wire.discovery import live_server, read_token
 
 
 # A server that owns the file but is still loading its models is waited for, not reported as a lock.
@@ -25,7 +25,7 @@ def connect(url: str, token: str | None = None, *, timeout: float = 600.0) -> An
 
     >>> # m = connect("http://127.0.0.1:8765", token=open("data/team.duckdb.server-token").read().strip())
     """
-    from memstore.client.http_memory import MemoryClient
+    from memstore.api.http_client import MemoryClient
 
     return MemoryClient(url, token=token, timeout=timeout)
 
@@ -43,6 +43,6 @@ def client_for(target: Any) -> Any:
     info = live_server(path, wait_starting=STARTING_WAIT_S)
     if info is None:
         return None
-    from memstore.client.http_memory import MemoryClient
+    from memstore.api.http_client import MemoryClient
 
     return MemoryClient(info["url"], token=read_token(path), store=os.path.abspath(path))

@@ -2,12 +2,12 @@
 
 add(), ingest, group commit, update, resolve and the mem0 import all take their rows from these
 builders, so a column means the same thing whichever path wrote it. History rows come from
-`memstore.write.history` (the one history policy). Builders return `Rows` (Python columns typed
+`memstore.store.history` (the one history policy). Builders return `Rows` (Python columns typed
 by an Arrow schema): a single add hands them to a parameterised INSERT, a write unit joins many
 adds' rows and converts each table to Arrow once.
 
 >>> import datetime as dt
->>> from memstore.identity import Scope
+>>> from memstore.core.identity import Scope
 >>> sc = Scope(user_id="ann")
 >>> ents, eposts, kposts = posting_rows(sc, ["m1"], [[]], [{"tea": 2}], now=dt.datetime(2024, 1, 1))
 >>> kposts.arrow().select(["memory_id", "term", "tf", "user_id"]).to_pylist()
@@ -24,10 +24,10 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
-from memstore.identity import Scope
-from memstore.ids import entity_id, new_id
-from memstore.write.history import HISTORY_SCHEMA, history_rows, state_event
-from memstore.write.table_rows import Rows
+from memstore.core.identity import Scope
+from memstore.core.ids import entity_id, new_id
+from memstore.store.history import HISTORY_SCHEMA, history_rows, state_event
+from memstore.store.table_rows import Rows
 
 TS = pa.timestamp("us")
 S = pa.string()

@@ -11,7 +11,7 @@ dependency parser, run only on those sentences) and cut into the clauses that st
 (a blank spaCy) it falls back to cutting sentences at "and/but/so".
 
 >>> from memstore.providers.nlp import SpacyNLP
->>> from memstore.pipeline.types import Message
+>>> from memstore.core.model import Message
 >>> ex = HeuristicExtractor(SpacyNLP())
 >>> [f.text for f in ex.extract([Message("user", "Hi! I'm vegetarian and I live in Boston.")], [], speaker="Alice").facts]
 ['Alice is vegetarian', 'Alice lives in Boston']
@@ -26,11 +26,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
-from memstore.providers.chat_text import candidate_sentences
-from memstore.providers.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
-from memstore.truth.slots import detect_slot
-from memstore.providers.time_phrases import expires, when_stated
+from memstore.core.model import ContextMemory, Extraction, Fact, Message
+from memstore.extraction.chat_text import candidate_sentences
+from memstore.extraction.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.core.rules.slots import detect_slot
+from memstore.extraction.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-2"
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")

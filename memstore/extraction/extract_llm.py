@@ -11,8 +11,8 @@ import re
 import time
 from collections.abc import Sequence
 
-from memstore.errors import LLMError, LLMUnavailableError
-from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
+from memstore.core.errors import LLMError, LLMUnavailableError
+from memstore.core.model import ContextMemory, Extraction, Fact, Message
 
 PROMPT_VERSION = "llm-1"
 

@@ -11,7 +11,7 @@ import os
 
 from sqlglot import exp
 
-from memstore.errors import InvalidInputError
+from memstore.core.errors import InvalidInputError
 
 
 def sql_string(value: str | os.PathLike) -> str:

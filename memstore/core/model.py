@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from memstore.identity import Scope
+from memstore.core.identity import Scope
 
 
 @dataclass

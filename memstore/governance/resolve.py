@@ -12,11 +12,11 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 
-from memstore.errors import MemstoreError, NotFoundError
-from memstore.identity import Scope
-from memstore.write.history import HistoryEvent, history_table
-from memstore.write.rows import link_rows
-from memstore.errors import ResolveError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import MemstoreError, NotFoundError
+from memstore.core.identity import Scope
+from memstore.store.history import HistoryEvent, history_table
+from memstore.store.rows import link_rows
+from memstore.core.errors import ResolveError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

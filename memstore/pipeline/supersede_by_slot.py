@@ -10,7 +10,7 @@ that fulfils a plan ends it: "Alice lives in Seattle" supersedes "Alice is movin
 ("Alice broke up with Tom", value None) supersedes its holders but is never superseded itself: it stays true.
 
 The slot columns and a late fact's `supersedes` link and SUPERSEDE event are built with the
-add's other rows (memstore/write/rows.py); reads go through the writer, so they see the earlier
+add's other rows (memstore/store/rows.py); reads go through the writer, so they see the earlier
 adds of the same unit.
 
 Config `slot_supersession`: "heuristic" (default: only facts of the offline extractor or
@@ -21,12 +21,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState, Fact
-from memstore.truth.slots import detect_slot, fulfilled_plans
+from memstore.core.model import AddState, Fact
+from memstore.core.rules.slots import detect_slot, fulfilled_plans
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.write.writer import Writer
+    from memstore.store.writer import Writer
 
 
 def _active(state: AddState, rt: Runtime) -> bool:

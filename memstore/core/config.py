@@ -6,7 +6,7 @@
 >>> MemoryConfig.from_dict({"llm": {"modle": "gpt"}})
 Traceback (most recent call last):
 ...
-memstore.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout
+memstore.core.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from memstore.errors import ConfigError
+from memstore.core.errors import ConfigError
 
 DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
 THREADS_DEFAULT: int | None = None      # DuckDB threads (config key `threads`)

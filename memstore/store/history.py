@@ -23,8 +23,8 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from memstore.ids import new_id
-from memstore.write.table_rows import Rows
+from memstore.core.ids import new_id
+from memstore.store.table_rows import Rows
 
 POLICIES = ("full", "redacted", "off")
 

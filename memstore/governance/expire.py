@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.identity import Scope
+from memstore.core.identity import Scope
 from memstore.store.database import registered
-from memstore.write.history import history_table, row_events
+from memstore.store.history import history_table, row_events
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

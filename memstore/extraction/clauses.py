@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstore.providers.time_phrases import SHORT_SCOPE
+from memstore.extraction.time_phrases import SHORT_SCOPE
 
 __all__ = ["SAME_PAST", "Clause", "Relation", "Tok", "find_clauses", "text"]
 

@@ -8,11 +8,11 @@ DuckDB conversion error on `get(123)` quoted another stored memory's id.
 >>> check_id(123)
 Traceback (most recent call last):
 ...
-memstore.errors.InvalidIdError: memory_id must be a string id, got int — ids are the strings add() returned
+memstore.core.errors.InvalidIdError: memory_id must be a string id, got int — ids are the strings add() returned
 >>> check_text("caf\\udce9", "text")
 Traceback (most recent call last):
 ...
-memstore.errors.InvalidInputError: text holds a lone surrogate at position 3 (not valid Unicode) — decode the source with errors='replace' or fix the text
+memstore.core.errors.InvalidInputError: text holds a lone surrogate at position 3 (not valid Unicode) — decode the source with errors='replace' or fix the text
 >>> scope_matches({"user_id": "ann", "agent_id": None}, user_id="ann"), scope_matches({"user_id": "ann"}, user_id="bob")
 (True, False)
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstore.errors import InvalidIdError, InvalidInputError
+from memstore.core.errors import InvalidIdError, InvalidInputError
 
 MAX_ID = 200
 _ID_HINT = "ids are the strings add() returned"
@@ -58,7 +58,7 @@ def check_scope_args(user_id: Any = None, agent_id: Any = None, run_id: Any = No
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip():
-            from memstore.errors import IdentityError
+            from memstore.core.errors import IdentityError
 
             raise IdentityError(f"{key} must be a non-empty string", key=key)
         out[key] = value.strip()

@@ -23,12 +23,10 @@ import secrets
 import socket
 from typing import Any
 
+from memstore.store.lockfile import lock_holder, pid_alive, read_info, server_file, starting_server  # noqa: F401  (part of discovery's API)
+
 TOKEN_ENV = "MEMSTORE_TOKEN"
 
-
-def server_file(store: str | os.PathLike) -> str:
-    """Where the server of `store` announces itself."""
-    return os.path.abspath(os.fspath(store)) + ".server.json"
 
 
 def token_file(store: str | os.PathLike) -> str:
@@ -100,36 +98,11 @@ def remove_info(store: str | os.PathLike, pid: int | None = None) -> None:
         pass
 
 
-def read_info(store: str | os.PathLike) -> dict[str, Any] | None:
-    """The announcement as written, or None when there is none (or it is unreadable)."""
-    try:
-        with open(server_file(store), encoding="utf-8") as fh:
-            info = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return info if isinstance(info, dict) and "url" in info else None
-
-
-def pid_alive(pid: Any) -> bool:
-    """Is there a process with this pid on this machine?"""
-    try:
-        pid = int(pid)
-    except (TypeError, ValueError):
-        return False
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def ping(url: str, timeout: float = 2.0) -> dict[str, Any] | None:
     """GET <url>/health; the answer as a dict, or None when nothing answers like a memstore server."""
-    from memstore.client.transport import Transport, TransportError
+    from memstore.wire.transport import Transport, TransportError
 
     try:
         status, _, data = Transport(url, timeout=timeout).request("GET", "/health")
@@ -168,19 +141,3 @@ def live_server(store: str | os.PathLike, timeout: float = 2.0, wait_starting: f
     return info
 
 
-def starting_server(store: str | os.PathLike) -> dict[str, Any] | None:
-    """The announcement of a server of `store` that is alive and still starting, else None."""
-    info = read_info(store)
-    if info and info.get("state") == "starting" and pid_alive(info.get("pid")):
-        return info
-    return None
-
-
-def lock_holder(error: BaseException) -> str | None:
-    """'PID 123' style holder named by DuckDB's lock error, or None if it is not a lock error."""
-    text = str(error)
-    if "Could not set lock on file" not in text and "Conflicting lock" not in text:
-        return None
-    holder = text.split("Conflicting lock is held in", 1)[-1].split(". See", 1)[0].strip() if \
-        "Conflicting lock is held in" in text else ""
-    return holder or "another process"

@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memstore.errors import IdentityError, MemstoreError
-from memstore.identity import RESERVED_METADATA_KEYS, Scope
-from memstore.ids import content_hash
+from memstore.core.errors import IdentityError, MemstoreError
+from memstore.core.identity import RESERVED_METADATA_KEYS, Scope
+from memstore.core.ids import content_hash
 from memstore.pipeline.commit_rows import commit_rows
-from memstore.write.history import HistoryEvent, history_rows, keeps_history
-from memstore.write.table_rows import Rows
-from memstore.write.rows import add_tables
-from memstore.write.writer import BatchedWriter
-from memstore.pipeline.types import AddState, Extraction, Fact
-from memstore.truth.slots import detect_slot
-from memstore.timeutil import TimeParseError, parse_time
-from memstore.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
+from memstore.store.history import HistoryEvent, history_rows, keeps_history
+from memstore.store.table_rows import Rows
+from memstore.store.rows import add_tables
+from memstore.store.writer import BatchedWriter
+from memstore.core.model import AddState, Extraction, Fact
+from memstore.core.rules.slots import detect_slot
+from memstore.core.timeutil import TimeParseError, parse_time
+from memstore.core.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

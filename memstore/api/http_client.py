@@ -2,7 +2,7 @@
 
 Every method of `memstore.api.protocol.METHODS` is one `POST /v1/<name>` call; answers come back
 in the embedded Memory's shapes (frames as Arrow IPC → Polars, IngestReport objects, datetimes).
-Errors the server raised come back as the same `memstore.errors` classes; a server that cannot be
+Errors the server raised come back as the same `memstore.core.errors` classes; a server that cannot be
 reached is a `ServerUnavailableError` (retryable), and the next call reconnects — to a restarted
 server on a new address too, when the client was opened from a store path.
 
@@ -19,11 +19,11 @@ import os
 from collections import Counter
 from typing import Any
 
-from memstore import errors as _errors
+from memstore.core import errors as _errors
 from memstore.api.protocol import METHODS
-from memstore.client.transport import Transport, TransportError
-from memstore.client.wire import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
-from memstore.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
+from memstore.wire.transport import Transport, TransportError
+from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
+from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
 
 _BUILTIN_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "KeyError": KeyError,
                    "FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError}
@@ -75,7 +75,7 @@ class MemoryClient:
         """After a failed connection: a client opened from a store path looks for its server again."""
         self.close()
         if self.store:
-            from memstore.server.discovery import live_server, read_token
+            from memstore.wire.discovery import live_server, read_token
 
             info = live_server(self.store, timeout=1.0)
             if info is not None:

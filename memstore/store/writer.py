@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence
 import pyarrow as pa
 
 from memstore.store.scope_cache import ScopeEntry
-from memstore.write.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
-from memstore.write.rows import ADD_TABLES
-from memstore.write.table_rows import Rows, as_arrow
+from memstore.store.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
+from memstore.store.rows import ADD_TABLES
+from memstore.store.table_rows import Rows, as_arrow
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

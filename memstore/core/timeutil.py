@@ -7,14 +7,14 @@ datetime.datetime(2023, 5, 8, 13, 56)
 >>> parse_time(1700000000000)
 Traceback (most recent call last):
 ...
-memstore.errors.TimeParseError: cannot read timestamp 1700000000000 as epoch seconds — it looks like milliseconds: divide by 1000
+memstore.core.errors.TimeParseError: cannot read timestamp 1700000000000 as epoch seconds — it looks like milliseconds: divide by 1000
 """
 from __future__ import annotations
 
 import datetime as dt
 
-from memstore.errors import MemstoreError
-from memstore.errors import TimeParseError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import MemstoreError
+from memstore.core.errors import TimeParseError  # noqa: F401  (defined with every error class)
 
 _FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memstore.errors import IdentityError
+from memstore.core.errors import IdentityError
 
 IDENTITY_KEYS = ("user_id", "agent_id", "run_id")
 RESERVED_METADATA_KEYS = frozenset(IDENTITY_KEYS + ("actor_id", "id", "memory", "hash", "scope_key"))
