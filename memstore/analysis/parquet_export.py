@@ -34,6 +34,7 @@ from memstore.store.quoting import sql_ident, sql_string
 from memstore.core.errors import ExportError, ReadOnlyError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.ids import new_id
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -167,7 +168,7 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
     }
     try:
         write_manifest(out, manifest)
-        with db.transaction("register_export"):
+        with write_unit(db, "register_export"):
             db.run("queries/insert_export", {"id": export_id, "path": str(out), "kind": "parquet_export",
                                              "created_at": now})
     except BaseException:

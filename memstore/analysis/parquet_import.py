@@ -16,6 +16,7 @@ from memstore.analysis.parquet_export import store_tables
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import ExportError
 from memstore.store.sqlfiles import migration_files
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -62,7 +63,7 @@ def load_export(db: Database, directory: str | os.PathLike, manifest: dict[str, 
         raise ExportError(f"export holds table(s) {unknown} that this store does not have",
                           hint="import with the memstore version that wrote the export", tables=unknown)
     counts: dict[str, int] = {}
-    with db.transaction("import_parquet"):
+    with write_unit(db, "import_parquet"):
         for table in manifest["tables"]:
             paths = [str(root / f["path"]) for f in manifest["files"] if f["table"] == table and f["rows"] > 0]
             counts[table] = sum(f["rows"] for f in manifest["files"] if f["table"] == table)

@@ -1,4 +1,15 @@
-"""Data passed between pipeline steps."""
+"""The domain model: what an add carries from the messages to the stored rows.
+
+`AddState` is one add in flight; `prepare` (memstore/pipeline/add.py) fills it without writing
+anything and returns it as a `PreparedAdd` — plain data (dataclasses, lists, NumPy arrays) that
+pickles, so it can be prepared in one process and committed in another; `commit` writes it.
+
+>>> import pickle
+>>> from memstore.core.identity import Scope
+>>> st = AddState(scope=Scope(user_id="ann"), messages=[Message("user", "I live in Oslo")], metadata={}, infer=True)
+>>> pickle.loads(pickle.dumps(st)).messages[0].content
+'I live in Oslo'
+"""
 from __future__ import annotations
 
 import datetime as dt
@@ -79,6 +90,19 @@ class Extraction:
 
 
 @dataclass
+class AddOptions:
+    """What differs between the callers of one pipeline, carried by each add (not by a copied runtime).
+
+    add() and the server use the defaults; ingest attaches each batch's own conversation as context,
+    keeps every message (its memories cite them) and, for LLM facts, supersedes by slot.
+    """
+
+    gather_context: bool = True             # False: the caller attached context_messages itself
+    keep_all_messages: bool = False         # True: no pruning to config `messages_kept`
+    slot_supersession: str | None = None    # overrides config `slot_supersession` for this add
+
+
+@dataclass
 class AddState:
     """Everything one `add` call knows; each step reads and extends it."""
 
@@ -86,6 +110,7 @@ class AddState:
     messages: list[Message]
     metadata: dict[str, Any]
     infer: bool
+    options: AddOptions = field(default_factory=AddOptions)
     actor_id: str | None = None
     timestamp: dt.datetime | None = None
     expiration_date: dt.datetime | None = None
@@ -100,3 +125,8 @@ class AddState:
     tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert
     extra_rows: dict[str, Any] = field(default_factory=dict)  # more rows committed with this add (ingest_log)
     results: list[dict[str, Any]] = field(default_factory=list)
+
+
+PreparedAdd = AddState
+"""An `AddState` whose prepare steps have run (validated, extracted, analysed, embedded): nothing
+of it is stored yet, and it holds no connection, lock or model — only data."""

@@ -15,6 +15,7 @@ import pyarrow as pa
 from memstore.core.identity import Scope
 from memstore.store.database import registered
 from memstore.store.history import history_table, row_events
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -32,7 +33,7 @@ def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime |
     if dry_run:
         rows = db.rows("queries/expired_memories", params)
     else:
-        with db.transaction("purge_expired"):
+        with write_unit(db, "purge_expired"):
             rows = db.rows("queries/expired_memories", params)
             if rows:
                 db.scopes_changed(r[5] for r in rows)

@@ -32,6 +32,7 @@ from memstore.governance.verify_erasure import verify_erasure
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.ids import new_id
 from memstore.core.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -165,7 +166,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
         reason = mask(str(failure))[:500]
         verification["rewrite_error"] = reason
         with contextlib.suppress(MemstoreError):      # on a full disk even this may not be writable
-            with db.transaction("forget:attempt"):
+            with write_unit(db, "forget:attempt"):
                 db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
         if isinstance(failure, StoreFullError):
             failure.receipt = receipt          # type: ignore[attr-defined]
@@ -174,7 +175,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
                                      receipt=receipt,
                                      hint="the erasure stays pending and finishes at the next open, "
                                           "doctor(repair=True) or scrub()") from failure
-    with db.transaction("forget:receipt"):
+    with write_unit(db, "forget:receipt"):
         db.run("queries/insert_receipt", writes=True, params={
             **receipt, "rows_removed": json.dumps(receipt["rows_removed"]),
             "files_rewritten": json.dumps(files), "verification": json.dumps(verification),

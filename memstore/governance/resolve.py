@@ -17,6 +17,7 @@ from memstore.core.identity import Scope
 from memstore.store.history import HistoryEvent, history_table
 from memstore.store.rows import link_rows
 from memstore.core.errors import ResolveError  # noqa: F401  (defined with every error class)
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -68,7 +69,7 @@ def resolve_memories(rt: Runtime, keep: str, supersede: Any = None, dismiss: Any
 def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
            dis: list[str], actor_id: str | None) -> None:
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with db.transaction("resolve"):
+    with write_unit(db, "resolve"):
         db.scopes_changed([kept["scope_key"]])
         closed = db.rows("queries/supersede_memories", {
             "at": kept["valid_from"], "new_id": keep, "now": now, "ids": sup, "scope_key": kept["scope_key"]},

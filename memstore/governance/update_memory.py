@@ -14,6 +14,7 @@ from memstore.core.rules.slots import detect_slot
 from memstore.store.database import registered, vectors_table
 from memstore.store.history import HistoryEvent, history_table
 from memstore.store.rows import posting_rows
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -44,7 +45,7 @@ def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict 
     ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
     with db.write_lock:  # checks and write see the same store: no other writer in between
         _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
-        with db.transaction("update"):
+        with write_unit(db, "update"):
             db.scopes_changed([old["scope_key"]])
             emb_table = vectors_table(vec, db.dim) if changed else \
                 pa.table({"embedding": db.arrow("queries/memory_embedding", {"id": memory_id}).column(0)})

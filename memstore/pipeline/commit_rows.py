@@ -20,7 +20,7 @@ def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
     w.write(state, state.tables)
     _close_superseded(state, rt, w)
-    if rt.config.messages_kept is not None:
+    if rt.config.messages_kept is not None and not state.options.keep_all_messages:
         w.prune(state.scope.key, state.tables["messages"], rt.config.messages_kept)
     state.timings["store"] = time.perf_counter() - t0
     return state

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def gather_context(state: AddState, rt: Runtime) -> AddState:
-    if not state.infer:
+    if not state.infer or not state.options.gather_context:
         return state
     t0 = time.perf_counter()
     embed_s = 0.0

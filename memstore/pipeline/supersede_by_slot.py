@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def _active(state: AddState, rt: Runtime) -> bool:
-    mode = rt.config.slot_supersession
+    mode = state.options.slot_supersession or rt.config.slot_supersession
     if mode == "off":
         return False
     extractor = state.extraction.extractor if state.extraction else "none"

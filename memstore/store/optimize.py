@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import MemstoreError
 from memstore.store.quoting import sql_ident
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -47,7 +48,7 @@ def optimize_store(db: Database) -> dict[str, Any]:
         if had_hnsw:
             db.run("queries/admin/drop_hnsw_index")
         try:
-            with db.transaction("optimize"):
+            with write_unit(db, "optimize"):
                 for table in CLUSTERED_TABLES:
                     name, tmp = sql_ident(table), sql_ident(f"_sorted_{table}")
                     db.run(f"optimize:sort:{table}",

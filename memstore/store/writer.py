@@ -21,7 +21,7 @@ No step asks which writer it has or whether it is inside a transaction.
 >>> from memstore.store.database import Database
 >>> db = Database(":memory:", dim=2, embedder="t")
 >>> w = BatchedWriter(db)
->>> with w.unit("doc"):
+>>> with w.unit("commit"):
 ...     w.entry("u=a|a=|r=").size
 0
 """
@@ -38,6 +38,7 @@ from memstore.store.scope_cache import ScopeEntry
 from memstore.store.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
 from memstore.store.rows import ADD_TABLES
 from memstore.store.table_rows import Rows, as_arrow
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -92,7 +93,7 @@ class _UnitWriter:
     def unit(self, step: str = "commit") -> Iterator[_UnitWriter]:
         self._reset()
         try:
-            with self.db.transaction(step, cache_follows=True):
+            with write_unit(self.db, step, cache_follows=True):
                 yield self
                 self.flush()
         finally:
@@ -176,7 +177,7 @@ class ImmediateWriter(_UnitWriter):
     >>> from memstore.store.database import Database
     >>> db = Database(":memory:", dim=2, embedder="t")
     >>> w = ImmediateWriter(db)
-    >>> with w.unit("doc"):
+    >>> with w.unit("commit"):
     ...     w.append({"history": history_rows("full", [HistoryEvent("m1", "ADD", created_at=dt.datetime(2024, 1, 1))])})
     ...     db.scalar("SELECT count(*) FROM history")        # written at once, committed with the unit
     1
@@ -222,7 +223,7 @@ class BatchedWriter(_UnitWriter):
     >>> from memstore.store.database import Database
     >>> db = Database(":memory:", dim=2, embedder="t")
     >>> w = BatchedWriter(db)
-    >>> with w.unit("doc"):
+    >>> with w.unit("commit"):
     ...     for n in range(3):
     ...         w.append({"history": history_rows("full", [HistoryEvent(f"m{n}", "ADD", created_at=dt.datetime(2024, 1, 1))])})
     ...     w.pending_rows, db.scalar("SELECT count(*) FROM history")
