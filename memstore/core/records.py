@@ -5,6 +5,8 @@ import datetime as dt
 import json
 from typing import Any
 
+from memstore.core.rules import validity
+
 _TIME_KEYS = ("created_at", "updated_at", "expiration_date", "valid_from", "invalidated_at")
 
 
@@ -35,12 +37,7 @@ def memory_record(row: dict[str, Any], score: float | None = None) -> dict[str, 
 def status_of(row: dict[str, Any], now: dt.datetime | None = None) -> str:
     """current | superseded | expired."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    if row.get("invalidated_at") is not None:
-        return "superseded"
-    exp_at = row.get("expiration_date")
-    if exp_at is not None and exp_at <= now:
-        return "expired"
-    return "current"
+    return validity.status_of(row.get("invalidated_at"), row.get("expiration_date"), now)
 
 
 def history_record(row: dict[str, Any]) -> dict[str, Any]:

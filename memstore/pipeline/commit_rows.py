@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from memstore.core.model import AddState
 from memstore.store.history import history_rows, state_event
+from memstore.core.rules.validity import fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -32,7 +33,7 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
     for f in state.facts:
         if f.outcome != "added" or not (f.supersedes or f.narrows):
             continue
-        params = {"at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
+        params = {"at": fact_valid_from(f, state), "new_id": f.id, "now": state.now,
                   "scope_key": state.scope.key}
         closed = w.close("supersede", ids=list(dict.fromkeys(f.supersedes)), **params) if f.supersedes else []
         if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.model import AddState, Fact
 from memstore.core.rules.slots import detect_slot, fulfilled_plans
+from memstore.core.rules.validity import fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -38,7 +39,7 @@ def _active(state: AddState, rt: Runtime) -> bool:
 
 
 def _when(f: Fact, state: AddState) -> Any:
-    return f.valid_from or state.timestamp or state.now
+    return fact_valid_from(f, state)
 
 
 def read_slots(facts: list[Fact]) -> None:

@@ -34,12 +34,13 @@ from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.core.rules.validity import visibility_sql
 from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
+from memstore.core.rules.validity import status_expr
+from memstore.core.rules.signals import CHANNELS, effective_weights  # noqa: F401  (CHANNELS: search's API)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
     from memstore.store.database import Database
 
-CHANNELS = ("semantic", "keyword", "entity")
 
 
 MAX_LIMIT = 100_000
@@ -281,12 +282,10 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
                 raise InvalidInputError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
                                         hint="weights are relative: 0 turns a signal off, larger counts more")
         w.update({k: float(v) for k, v in weights.items()})
-    for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
-        if ch not in channels:
-            w[ch] = 0.0
-    if set(channels) != set(CHANNELS):  # fusion features (order of channels never matters): a
-        w["slot"] = w["episode"] = w["person"] = w["time"] = 0.0   # single channel ranks by its own signal
-    else:
+    # a channel that is off contributes neither candidates nor score; with fewer than all three,
+    # each ranks by its own signal (core/rules/signals.py)
+    w = effective_weights(w, channels)
+    if set(channels) == set(CHANNELS):
         if qslot is None:
             w["slot"] = 0.0
         if not periods:      # like slot: the weight depends on the query only, never on the candidates
@@ -367,8 +366,6 @@ def explain_frame(rt: Runtime, query: str, *, filters: dict[str, Any], limit: in
     if frame.height == 0:
         return frame.with_columns(pl.lit(None, pl.Utf8).alias("memory"), pl.lit(None, pl.Utf8).alias("status"))
     texts = rt.db.frame("queries/get_memories_by_ids", {"ids": frame["id"].to_list()})
-    status = pl.when(pl.col("invalidated_at").is_not_null()).then(pl.lit("superseded")) \
-        .when(pl.col("expiration_date").is_not_null() & (pl.col("expiration_date") <= pl.lit(_utcnow()))) \
-        .then(pl.lit("expired")).otherwise(pl.lit("current"))
+    status = status_expr(_utcnow())
     texts = texts.select("id", "memory", status.alias("status"))
     return frame.join(texts, on="id", how="left").with_row_index("rank", offset=1)

@@ -28,6 +28,7 @@ from memstore.core.identity import Scope
 from memstore.core.ids import entity_id, new_id
 from memstore.store.history import HISTORY_SCHEMA, history_rows, state_event
 from memstore.store.table_rows import Rows
+from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
 TS = pa.timestamp("us")
 S = pa.string()
@@ -169,8 +170,8 @@ def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: i
         "actor_id": [state.actor_id] * n, "scope_key": [sc.key] * n, "role": [f.role for f in added],
         "attributed_to": [f.attributed_to for f in added], "metadata": [meta_json] * n,
         "doc_len": [sum(f.terms.values()) for f in added], "created_at": [now] * n, "updated_at": [now] * n,
-        "expiration_date": [f.expires_at or state.expiration_date for f in added],
-        "valid_from": [f.valid_from or state.timestamp or now for f in added],
+        "expiration_date": [fact_expires_at(f, state) for f in added],
+        "valid_from": [fact_valid_from(f, state) for f in added],
         "source_message_ids": [list(f.source_message_ids) for f in added], "extraction_run_id": [extraction_run_id] * n,
         "subject": [f.subject for f in added], "slot": [f.slot for f in added],
         "slot_value": [f.slot_value for f in added],

@@ -30,20 +30,21 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 import pyarrow as pa
 
+from memstore.core.rules.supersession import Closure, closed_at
 from memstore.store.scope_cache import ScopeEntry
 from memstore.store.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
 from memstore.store.rows import ADD_TABLES
 from memstore.store.table_rows import Rows, as_arrow
 from memstore.store.unit import write_unit
+from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
-Closure = Literal["supersede", "narrow"]
 CLOSE_SQL = {"supersede": "queries/supersede_memories", "narrow": "queries/narrow_validity"}
 
 
@@ -146,9 +147,9 @@ class _UnitWriter:
         e = self.entry(state.scope.key)
         with self.cache.lock:
             e.extend([f.id for f in current], [f.hash for f in current], [f.text for f in current],
-                     [f.embedding for f in current], [f.expires_at or state.expiration_date for f in current],
+                     [f.embedding for f in current], [fact_expires_at(f, state) for f in current],
                      [(f"{f.subject}|{f.slot}" if f.subject and f.slot and f.slot_value is not None else None,
-                       f.valid_from or state.timestamp or state.now) for f in current])
+                       fact_valid_from(f, state)) for f in current])
         self._known(tables.get("entities"))
 
     def _known(self, ents: Rows | None) -> None:
@@ -250,7 +251,7 @@ class BatchedWriter(_UnitWriter):
                 late = f.superseded_by
                 self._mem[f.id] = _Pending(
                     sc, f"{f.subject}|{f.slot}" if f.slot else None,
-                    f.valid_from or state.timestamp or now, f.expires_at or state.expiration_date, f.text,
+                    fact_valid_from(f, state), fact_expires_at(f, state), f.text,
                     invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
         super().write(state, tables)
 
@@ -263,17 +264,14 @@ class BatchedWriter(_UnitWriter):
               now: dt.datetime) -> list[tuple]:
         ids = list(ids)
         closed = self._close_stored(kind, scope_key, [i for i in ids if i not in self._mem], at, new_id, now)
-        for mid in ids:             # the same rules as sql/queries/supersede_memories / narrow_validity
+        for mid in ids:             # the rule of core/rules/supersession.py (the SQL applies it to stored rows)
             m = self._mem.get(mid)
             if m is None or m.scope_key != scope_key:
                 continue
-            if kind == "supersede" and m.invalidated_at is None:
-                m.invalidated_at = max(at, m.valid_from)
-            elif kind == "narrow" and m.invalidated_at is not None and m.invalidated_at > at:
-                m.invalidated_at = at
-            else:
+            end = closed_at(kind, m.valid_from, m.invalidated_at, at)
+            if end is None:
                 continue
-            m.superseded_by, m.updated_at = new_id, now
+            m.invalidated_at, m.superseded_by, m.updated_at = end, new_id, now
             closed.append((mid, m.text))
         self._drop(scope_key, [r[0] for r in closed])
         return closed
