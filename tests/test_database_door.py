@@ -19,7 +19,7 @@ ALLOWED = {
     "store/scratch.py": None,                # the same door on a private in-memory DuckDB
     "store/extensions.py": 1,                # LOAD of an extension file while connecting
     "lake/session.py": None,                 # the lake's own door: DuckDB with DuckLake over PostgreSQL attached
-    "integrations/mem0_import.py": None,     # sqlite3: reads mem0's history database
+    "ingest/mem0_import.py": None,           # sqlite3: reads mem0's history database
     "integrations/mem0_fixture.py": None,    # sqlite3: writes a mem0-shaped fixture
 }
 ALLOWED_DIRS = ("testing/",)

@@ -10,8 +10,8 @@ from memstore.cli import add_store_arg, store_path
 def cmd_publish(args: argparse.Namespace) -> int:
     import os
 
-    from memstore.client.connect import client_for
-    from memstore.errors import LakeError, StoreNotFoundError
+    from memstore.api.connect import client_for
+    from memstore.core.errors import LakeError, StoreNotFoundError
     from memstore.lake import publish
     from memstore.memory import Memory
 

@@ -32,10 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import MemstoreError
+from memstore.core.errors import MemstoreError
 from memstore.governance.erasure_journal import seal, unseal
 from memstore.governance.scrub_files import remove_scrubbing
-from memstore.ids import new_id
+from memstore.core.ids import new_id
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

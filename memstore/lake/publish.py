@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import LakeError
+from memstore.core.errors import LakeError
 from memstore.governance import downstream
 from memstore.governance.catalog import quote_ident
-from memstore.ids import new_id
+from memstore.core.ids import new_id
 from memstore.lake import tables as T
 from memstore.lake.erasure import scrub_text_stats
 from memstore.lake.session import LAKE, LakeSession, quote

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import ConfigError, MemstoreError
+from memstore.core.errors import ConfigError, MemstoreError
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

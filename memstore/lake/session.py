@@ -13,7 +13,7 @@ when the lake is created, and is kept in the catalog.
 >>> parse_lake("sqlite:x.db")
 Traceback (most recent call last):
 ...
-memstore.errors.LakeError: lake 'sqlite:x.db' is not a PostgreSQL catalog — name it as postgres:dbname=... host=... port=... (DuckLake on PostgreSQL is the only catalog memstore publishes to)
+memstore.core.errors.LakeError: lake 'sqlite:x.db' is not a PostgreSQL catalog — name it as postgres:dbname=... host=... port=... (DuckLake on PostgreSQL is the only catalog memstore publishes to)
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from memstore.errors import LakeError, LakeUnreachableError
+from memstore.core.errors import LakeError, LakeUnreachableError
 from memstore.store.extensions import extension_file
 
 LAKE = "lake"          # the DuckLake catalog's name inside a session
