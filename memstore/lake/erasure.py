@@ -61,7 +61,7 @@ def erase_from_lake(lake: str, scope: dict[str, str], *, shard: str | None = Non
     t = time.perf_counter()
     with LakeSession(lake, maintenance=True) as s:
         lake_tables = _lake_tables(s)
-        with s.transaction("erase"):
+        with s.atomic("erase"):
             for table, cols in sorted(lake_tables.items()):
                 if table == T.PUBLISHES:
                     continue

@@ -133,7 +133,7 @@ def _is_conflict(exc: LakeError) -> bool:
 def _publish_once(s: LakeSession, db: Database, shard: str, wanted: tuple[str, ...], embeddings: bool,
                   fault: str | None) -> PublishReport:
     report = PublishReport(shard=shard, publish_id=new_id())
-    with s.transaction("publish"):
+    with s.atomic("publish"):
         changes: dict[str, tuple[pa.Table, pa.Table]] = {}
         lake_keys = {t: s.arrow(f"keys:{t}", [shard], sql=f"SELECT _key, _hash FROM {LAKE}.{quote_ident(t)} "
                                                           "WHERE shard = ?") for t in wanted}

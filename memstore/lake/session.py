@@ -149,7 +149,7 @@ class LakeSession:
             self.con.unregister(name)
 
     @contextlib.contextmanager
-    def transaction(self, step: str) -> Iterator[None]:
+    def atomic(self, step: str) -> Iterator[None]:
         """BEGIN … COMMIT on the lake: one DuckLake snapshot, all or nothing."""
         self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
         try:
