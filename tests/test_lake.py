@@ -126,10 +126,10 @@ def test_two_shards_publish_concurrently_while_clients_write(tmp_path, lake_name
             con = duckdb.connect(path, read_only=True)
             try:
                 con.execute(f"CREATE TEMP VIEW timeline AS {view_query('timeline')}")
-                mine = sorted(con.execute("SELECT id, memory, status FROM timeline").fetchall())
+                mine = sorted(con.execute("SELECT id, memory, valid_from, valid_to, status FROM timeline").fetchall())
             finally:
                 con.close()
-            theirs = sorted(lk.sql("SELECT id, memory, status FROM timeline WHERE shard = ?", [shard]).fetchall())
+            theirs = sorted(lk.sql("SELECT id, memory, valid_from, valid_to, status FROM timeline WHERE shard = ?", [shard]).fetchall())
             assert theirs == mine
         frame = lk.frame("SELECT shard, count(*) AS n FROM memories GROUP BY ALL ORDER BY shard")
         assert frame["n"].to_list() == [14, 14]
