@@ -31,7 +31,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     m = Memory(path, embedded=True)
     try:
         report = publish(m.db, args.lake, data_path=args.data_path, shard=args.shard,
-                         tables=tuple(tables) if tables else None, embeddings=args.embeddings)
+                         tables=tuple(tables) if tables else None, embeddings=args.embeddings,
+                         compact=args.compact)
     finally:
         m.close()
     if args.json:
@@ -59,5 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tables", default=None, help="comma-separated store tables (default: all but messages)")
     p.add_argument("--messages", action="store_true", help="also publish the raw conversation messages")
     p.add_argument("--embeddings", action="store_true", help="also publish memory embeddings (as FLOAT[])")
+    p.add_argument("--compact", action="store_true",
+                   help="afterwards merge small files and expire snapshots older than 7 days (run it daily)")
     p.add_argument("--json", action="store_true", help="print the publish report as JSON")
     p.set_defaults(func=cmd_publish)

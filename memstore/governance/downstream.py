@@ -28,6 +28,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 Finisher = Callable[["Database", dict[str, Any], dict[str, Any]], dict[str, Any]]
 FINISHERS: dict[str, Finisher] = {}
+_FINISHING = threading.Lock()       # forget() and a publisher thread never finish the same row at once
 
 
 def register(target: str, finisher: Finisher) -> None:
@@ -98,6 +100,11 @@ def finish(db: Database, key: bytes, *, erasure_id: str | None = None,
            target: str | None = None) -> dict[str, dict[str, Any]]:
     """Finish pending downstream erasures (those of `erasure_id`, or all of `target`, or all);
     returns {target: verification} — `{"pending": True, "error": ...}` for one that could not."""
+    with _FINISHING:
+        return _finish(db, key, erasure_id, target)
+
+
+def _finish(db: Database, key: bytes, erasure_id: str | None, target: str | None) -> dict[str, dict[str, Any]]:
     settings = targets(db)
     out: dict[str, dict[str, Any]] = {}
     for row in pending(db, target):

@@ -75,12 +75,14 @@ def shard_name(db: Database, shard: str | None = None) -> str:
 
 def publish(db: Database, lake: str, *, data_path: str | os.PathLike | None = None, shard: str | None = None,
             tables: tuple[str, ...] | None = None, embeddings: bool = False, retries: int = 5,
-            fault: str | None = None) -> PublishReport:
+            compact: bool = False, fault: str | None = None) -> PublishReport:
     """Publish `db`'s changes since its last publish into `lake` (see module doc).
 
     `tables`: which store tables (default memories, history, entities, postings, links, extraction
     runs; add "messages" for the raw conversation). `embeddings`: also the memories' vectors (as
     FLOAT[]). A commit conflict with another shard's publish is retried `retries` times.
+    `compact`: afterwards merge the small files publishes leave (`ducklake_merge_adjacent_files`),
+    expire snapshots older than a week and delete the files no snapshot needs.
     `fault="before_commit"` stops inside the transaction (tests of a killed publish)."""
     from memstore.governance.forget_scope import receipt_key   # the key that seals journaled erasures
 
@@ -95,10 +97,21 @@ def publish(db: Database, lake: str, *, data_path: str | os.PathLike | None = No
         _remember(db, shard, {"lake": lake, "shard": shard})
         erasures = downstream.finish(db, receipt_key(db.path), target="lake")   # journaled forgets first
         report, attempt = _retrying(lambda: _publish_once(s, db, shard, wanted, embeddings, fault), retries)
-        if report.rows:
+        if compact:
+            compact_lake(s)
+        if report.rows or compact:
             scrub_text_stats(s)        # no text min/max in the catalog (see memstore/lake/erasure.py)
         report.erasures, report.attempts, report.seconds = erasures, attempt, time.perf_counter() - t0
         return report
+
+
+def compact_lake(s: LakeSession) -> None:
+    """Merge small data files, expire snapshots older than 7 days, delete unreferenced files."""
+    s.rows("compact:merge", sql=f"SELECT count(*) FROM ducklake_merge_adjacent_files('{LAKE}')")
+    s.rows("compact:expire", sql=f"SELECT count(*) FROM ducklake_expire_snapshots('{LAKE}', "
+                                 "older_than => now() - INTERVAL 7 DAY)")
+    s.rows("compact:cleanup", sql=f"SELECT count(*) FROM ducklake_cleanup_old_files('{LAKE}', "
+                                  "older_than => now() - INTERVAL 7 DAY)")
 
 
 def _remember(db: Database, shard: str, settings: dict[str, Any]) -> None:
