@@ -22,6 +22,7 @@ from memstore.api.analysis import AnalysisAPI
 from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
+from memstore.api.tokens import TokenAPI
 from memstore.api.truth import TruthAPI
 from memstore.config import MemoryConfig
 from memstore.errors import ArgumentError, IdentityError, NotFoundError
@@ -41,9 +42,9 @@ from memstore.timeutil import parse_time
 
 # reset() keeps the schema and these records, which hold no memory content: erasure receipts
 # (proof of past erasures), the export registry (forget() must still find those files) and
-# retention policies (settings). Every other base table is emptied, found from the catalog.
+# retention policies (settings), api tokens (credentials). Every other base table is emptied, found from the catalog.
 RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
-                         "pending_erasures"})
+                         "pending_erasures", "api_tokens"})
 
 
 def _now() -> dt.datetime:
@@ -53,7 +54,7 @@ def _now() -> dt.datetime:
 _ID_HINT = "ids are the strings add() returned: list them with get_all(user_id=...)"
 
 
-class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
+class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenAPI):
     """Long-term memory in one DuckDB file.
 
     `Memory()` opens ./data/memstore.duckdb with offline models; `Memory("runs/a.duckdb")` another

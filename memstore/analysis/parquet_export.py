@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 FORMAT = "memstore-parquet-export"
 FORMAT_VERSION = 1
-NOT_EXPORTED = ("schema_migrations", "exports")   # rebuilt by the importing store itself
+NOT_EXPORTED = ("schema_migrations", "exports",   # rebuilt by the importing store itself
+                "api_tokens")                   # credentials stay with the store they were made for
 PARTITION_KEYS = IDENTITY_KEYS + ("scope_key",)
 _PART = "__memstore_part"
 

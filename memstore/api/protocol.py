@@ -24,6 +24,7 @@ class MethodSpec:
     returns: str = "json"          # json | frame | ingest_report
     analyst: bool = False          # reads/changes beyond one scope: can be switched off on a server
     writes: bool = False           # changes the store
+    admin: bool = False            # needs the server's admin token even where analyst methods are off
 
 
 def _specs(*specs: MethodSpec) -> dict[str, MethodSpec]:
@@ -59,6 +60,9 @@ METHODS: dict[str, MethodSpec] = _specs(
     MethodSpec("clear_retention", analyst=True, writes=True),
     MethodSpec("retention_policies", returns="frame", analyst=True),
     MethodSpec("apply_retention", analyst=True, writes=True),
+    MethodSpec("create_token", admin=True, writes=True),
+    MethodSpec("list_tokens", admin=True),
+    MethodSpec("revoke_token", admin=True, writes=True),
 )
 
 
@@ -98,4 +102,7 @@ class MemoryAPI(Protocol):
     def clear_retention(self, target: str, **kwargs: Any) -> bool: ...
     def retention_policies(self) -> Any: ...
     def apply_retention(self, **kwargs: Any) -> dict[str, int]: ...
+    def create_token(self, name: str, **kwargs: Any) -> dict[str, Any]: ...
+    def list_tokens(self) -> list[dict[str, Any]]: ...
+    def revoke_token(self, name: str) -> dict[str, Any]: ...
     def close(self) -> None: ...
