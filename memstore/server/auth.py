@@ -116,7 +116,7 @@ class Access:
             raise AuthError(f"token {known.grant.name!r} expired at {known.expires_text}",
                             hint="ask the operator for a new one: memstore token create")
         self._used[known.grant.name] = now
-        if now - self._last_flush >= USE_FLUSH_S and not self._flushing:
+        if not self._flushing and time.monotonic() - self._last_flush >= USE_FLUSH_S:
             self._flush_soon()
         return known.grant
 
