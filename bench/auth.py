@@ -82,7 +82,7 @@ def _server_cpu_s(pid: int) -> float:
 def end_to_end(store: str, requests: int) -> dict[str, float]:
     """Interleaved admin / scoped searches against a real server; client latency and server CPU."""
     from memstore import Memory
-    from memstore.client.http_memory import MemoryClient
+    from memstore.api.http_client import MemoryClient
     from memstore.testing.server_process import ServerProcess
 
     with Memory(store, config=CONFIG, embedded=True) as m:

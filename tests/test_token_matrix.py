@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from memstore import Memory
 from memstore.api.protocol import METHODS
-from memstore.client.wire import dumps
+from memstore.wire.format import dumps
 from memstore.server.app import create_app
 
 CONFIG = {"embedder": {"provider": "hashing"}}
@@ -198,7 +198,7 @@ def _assert_no_leak(world, caller, resp, sent: str, what: str) -> None:
 
 
 def _arrow_text(content: bytes) -> str:
-    from memstore.client.wire import ipc_to_frame
+    from memstore.wire.format import ipc_to_frame
 
     return json.dumps(ipc_to_frame(content).to_dicts(), default=str)
 

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from memstore import Memory
-from memstore.errors import AuthError, InvalidInputError, NotFoundError
+from memstore.core.errors import AuthError, InvalidInputError, NotFoundError
 from memstore.governance.api_tokens import parse_expiry
 from memstore.server.auth import Access
 

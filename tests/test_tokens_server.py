@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from memstore import Memory
-from memstore.client.http_memory import MemoryClient
-from memstore.errors import AuthError, NotFoundError, TokenRightsError
+from memstore.api.http_client import MemoryClient
+from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
 from memstore.governance.api_tokens import hash_token
 from memstore.testing.server_process import ServerProcess
 

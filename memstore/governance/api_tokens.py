@@ -28,9 +28,10 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import InvalidInputError, NotFoundError
-from memstore.identity import IDENTITY_KEYS, Scope
-from memstore.timeutil import parse_time
+from memstore.core.errors import InvalidInputError, NotFoundError
+from memstore.core.identity import IDENTITY_KEYS, Scope
+from memstore.core.timeutil import parse_time
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -114,9 +115,10 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
         raise InvalidInputError(f"a token named {name!r} exists already",
                                 hint=f"choose another name, or revoke it first: memstore token revoke {name}")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    db.run("queries/tokens/insert_token", {
-        "name": name, "token_hash": hash_token(token), **{k: scope.get(k) for k in IDENTITY_KEYS},
-        "read_only": bool(read_only), "created_at": now, "expires_at": expires_at}, writes=True)
+    with write_unit(db, "create_token", keeps_cache=True):      # no memory changes: the scope cache holds
+        db.run("queries/tokens/insert_token", {
+            "name": name, "token_hash": hash_token(token), **{k: scope.get(k) for k in IDENTITY_KEYS},
+            "read_only": bool(read_only), "created_at": now, "expires_at": expires_at}, writes=True)
     return {"name": name, "token": token, **scope, "read_only": bool(read_only),
             "expires_at": expires_at.isoformat(timespec="seconds") if expires_at else None,
             "actor_id": ACTOR_PREFIX + name}
@@ -143,7 +145,8 @@ def list_tokens(db: Database, *, last_used: dict[str, dt.datetime] | None = None
 
 def revoke_token(db: Database, name: str) -> dict[str, Any]:
     """Delete a token by name; NotFoundError when there is none of that name."""
-    gone = db.rows("queries/tokens/delete_token", {"name": str(name)}, writes=True)
+    with write_unit(db, "revoke_token", keeps_cache=True):
+        gone = db.rows("queries/tokens/delete_token", {"name": str(name)}, writes=True)
     if not gone:
         raise NotFoundError(f"no token named {name!r}", hint="list them with `memstore token list`")
     return {"revoked": gone[0][0]}
@@ -161,8 +164,9 @@ def load_tokens(db: Database) -> dict[str, StoredToken]:
 
 def record_use(db: Database, used: dict[str, dt.datetime]) -> None:
     """Write the last-used times the server collected (one small UPDATE per token)."""
-    for name, when in used.items():
-        db.run("queries/tokens/touch_token", {"name": name, "used_at": when}, writes=True)
+    with write_unit(db, "token_use", keeps_cache=True):
+        for name, when in used.items():
+            db.run("queries/tokens/touch_token", {"name": name, "used_at": when}, writes=True)
 
 
 def _iso(value: Any) -> str | None:

@@ -102,7 +102,7 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
         return ScopedTools(found[2] if len(found) > 2 else memory, found[0], actor_id=found[1])
 
     async def call(ctx: Context, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        from memstore.errors import MemstoreError
+        from memstore.core.errors import MemstoreError
 
         try:
             tools = tools_for(ctx)

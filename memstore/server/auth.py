@@ -26,7 +26,7 @@ per request instead (its tools run in the session's task, not the request's): `m
 >>> access.verify("Bearer nope")
 Traceback (most recent call last):
 ...
-memstore.errors.AuthError: missing or wrong bearer token — send `Authorization: Bearer <token>`: the admin token is in <store>.server-token on the server's machine; a scoped token comes from `memstore token create`
+memstore.core.errors.AuthError: missing or wrong bearer token — send `Authorization: Bearer <token>`: the admin token is in <store>.server-token on the server's machine; a scoped token comes from `memstore token create`
 >>> m.close()
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ import threading
 import time
 from typing import Any
 
-from memstore.errors import AuthError, MemstoreError, NotFoundError, TokenRightsError
+from memstore.core.errors import AuthError, MemstoreError, NotFoundError, TokenRightsError
 from memstore.server.scoped_memory import ADMIN, Grant, GuardedMemory
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ class Access:
 
 
 def _missing_user() -> MemstoreError:
-    from memstore.errors import IdentityError
+    from memstore.core.errors import IdentityError
 
     return IdentityError("no user for this MCP endpoint",
                          hint="connect to /mcp/CLIENT/USER_ID, or send the X-Memstore-User header or ?user_id=")

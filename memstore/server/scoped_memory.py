@@ -26,11 +26,11 @@ a scoped grant (a token made with `memstore token create`):
 >>> alice.get(bob_id)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-memstore.errors.NotFoundError: no memory with id '...' in this scope — ...
+memstore.core.errors.NotFoundError: no memory with id '...' in this scope — ...
 >>> alice.search("bees", user_id="bob")
 Traceback (most recent call last):
 ...
-memstore.errors.NotFoundError: no memories of user_id='bob' — this token sees one scope: leave user_id out and it is filled in
+memstore.core.errors.NotFoundError: no memories of user_id='bob' — this token sees one scope: leave user_id out and it is filled in
 >>> m.close()
 """
 from __future__ import annotations
@@ -40,8 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memstore.api.protocol import METHODS
-from memstore.errors import AuthError, NotFoundError, TokenRightsError
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
+from memstore.core.identity import IDENTITY_KEYS
 
 # Methods whose identity arguments (and filters) are confined to the token's scope. get / history /
 # update / delete take the scope too: the library then answers an id outside it as an unknown id.
@@ -92,7 +92,7 @@ def check_filter_scope(filters: Any, scope: dict[str, str]) -> None:
     >>> check_filter_scope({"NOT": {"user_id": {"in": ["bob"]}}}, {"user_id": "alice"})
     Traceback (most recent call last):
     ...
-    memstore.errors.NotFoundError: no memories of user_id={'in': ['bob']} — this token sees one scope: leave user_id out and it is filled in
+    memstore.core.errors.NotFoundError: no memories of user_id={'in': ['bob']} — this token sees one scope: leave user_id out and it is filled in
     """
     if isinstance(filters, dict):
         for key, value in filters.items():
