@@ -115,7 +115,8 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
         raise InvalidInputError(f"a token named {name!r} exists already",
                                 hint=f"choose another name, or revoke it first: memstore token revoke {name}")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    with write_unit(db, "create_token", keeps_cache=True):      # no memory changes: the scope cache holds
+    with write_unit(db, "create_token"):
+        db.scopes_changed(())       # no scope's memories change: the scope cache stays
         db.run("queries/tokens/insert_token", {
             "name": name, "token_hash": hash_token(token), **{k: scope.get(k) for k in IDENTITY_KEYS},
             "read_only": bool(read_only), "created_at": now, "expires_at": expires_at}, writes=True)
@@ -145,7 +146,8 @@ def list_tokens(db: Database, *, last_used: dict[str, dt.datetime] | None = None
 
 def revoke_token(db: Database, name: str) -> dict[str, Any]:
     """Delete a token by name; NotFoundError when there is none of that name."""
-    with write_unit(db, "revoke_token", keeps_cache=True):
+    with write_unit(db, "revoke_token"):
+        db.scopes_changed(())
         gone = db.rows("queries/tokens/delete_token", {"name": str(name)}, writes=True)
     if not gone:
         raise NotFoundError(f"no token named {name!r}", hint="list them with `memstore token list`")
@@ -164,7 +166,8 @@ def load_tokens(db: Database) -> dict[str, StoredToken]:
 
 def record_use(db: Database, used: dict[str, dt.datetime]) -> None:
     """Write the last-used times the server collected (one small UPDATE per token)."""
-    with write_unit(db, "token_use", keeps_cache=True):
+    with write_unit(db, "token_use"):
+        db.scopes_changed(())
         for name, when in used.items():
             db.run("queries/tokens/touch_token", {"name": name, "used_at": when}, writes=True)
 
