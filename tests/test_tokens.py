@@ -92,6 +92,15 @@ def test_verify_admin_scoped_expired_and_wrong(m):
         access.verify(f"Bearer {short}")
 
 
+def test_a_scoped_token_cannot_become_the_admin_token(m):
+    """$MEMSTORE_TOKEN set to a scoped token would make it admin: the server refuses to start."""
+    from memstore.core.errors import ConfigError
+
+    tok = m.create_token("alice-1", user_id="alice")["token"]
+    with pytest.raises(ConfigError, match="MEMSTORE_TOKEN"):
+        Access(m, tok)
+
+
 def test_last_use_is_written_at_most_once_a_minute(m):
     tok = m.create_token("busy", user_id="alice")["token"]
     access = Access(m, "adm")

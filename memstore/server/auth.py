@@ -40,7 +40,7 @@ import threading
 import time
 from typing import Any
 
-from memstore.core.errors import AuthError, MemstoreError, NotFoundError, TokenRightsError
+from memstore.core.errors import AuthError, ConfigError, MemstoreError, NotFoundError, TokenRightsError
 from memstore.server.scoped_memory import ADMIN, Grant, GuardedMemory
 
 log = logging.getLogger(__name__)
@@ -71,10 +71,16 @@ class Access:
         self._db = getattr(memory, "db", None)          # an embedded Memory; None: no stored tokens
         self._admin = admin_token.encode("utf-8") if admin_token is not None else None
         self._known: dict[str, _Known] | None = None
+        self._generation = 0                            # bumped by invalidate(): a reload older than it is dropped
         self._lock = threading.Lock()
         self._used: dict[str, float] = {}               # name -> epoch seconds, not yet written
         self._last_flush = time.monotonic()
         self._flushing = False
+        if self._admin is not None and hashlib.sha256(self._admin).hexdigest() in self._tokens():
+            raise ConfigError("the server's admin token is one of the store's scoped tokens (is $MEMSTORE_TOKEN "
+                              "set to a token from `memstore token create`?)",
+                              hint="unset $MEMSTORE_TOKEN for `memstore serve` (the admin token is then "
+                                   "<store>.server-token), or set it to a secret of its own", key="MEMSTORE_TOKEN")
 
     @property
     def enabled(self) -> bool:
@@ -87,14 +93,17 @@ class Access:
             from memstore.governance.api_tokens import load_tokens
 
             with self._lock:
+                generation = self._generation
                 known = {} if self._db is None else {
                     h: _Known(h, Grant(t.name, t.scope, read_only=t.read_only), t.expires_at)
                     for h, t in load_tokens(self._db).items()}
-                self._known = known
+                if generation == self._generation:      # no change landed while we read: keep the copy
+                    self._known = known
         return known
 
     def invalidate(self) -> None:
         """Forget the in-memory copy of the tokens: the next request reads the table again."""
+        self._generation += 1
         self._known = None
 
     def verify(self, authorization: str) -> Grant:
