@@ -2,6 +2,8 @@
 
     python bench/auth.py                     # both parts, hashing embedder
     python bench/auth.py --requests 600
+    python bench/auth.py --admin-only        # the server part with the admin token alone: runs on
+                                             # a checkout without scoped tokens too (old vs new)
 
 1. In-process CPU (load-independent): µs of CPU per call of the server's check of the
    `Authorization` header (`Access.verify`: constant-time compare, sha256, lookup, expiry) and of
@@ -79,28 +81,39 @@ def _server_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def end_to_end(store: str, requests: int) -> dict[str, float]:
+def _client_class() -> type:
+    try:
+        from memstore.api.http_client import MemoryClient
+    except ImportError:         # a checkout from before the re-layering (bench --admin-only, old vs new)
+        from memstore.client.http_memory import MemoryClient
+    return MemoryClient
+
+
+def end_to_end(store: str, requests: int, admin_only: bool = False) -> dict[str, float]:
     """Interleaved admin / scoped searches against a real server; client latency and server CPU."""
     from memstore import Memory
-    from memstore.api.http_client import MemoryClient
     from memstore.testing.server_process import ServerProcess
 
+    MemoryClient = _client_class()
     with Memory(store, config=CONFIG, embedded=True) as m:
         m.add([{"role": "user", "content": f"note {i}: the red box is on shelf {i}"} for i in range(50)],
               user_id="alice", infer=False)
-        token = m.create_token(f"bench-e2e-{time.time_ns()}", user_id="alice")["token"]
-    lat: dict[str, list[float]] = {"admin": [], "scoped": []}
-    cpu: dict[str, float] = {"admin": 0.0, "scoped": 0.0}
+        token = None if admin_only else m.create_token(f"bench-e2e-{time.time_ns()}", user_id="alice")["token"]
+    kinds = ("admin",) if admin_only else ("admin", "scoped")
+    lat: dict[str, list[float]] = {k: [] for k in kinds}
+    cpu: dict[str, float] = {k: 0.0 for k in kinds}
     with ServerProcess(store, config=CONFIG) as srv:
-        admin, scoped = MemoryClient(srv.url, token=srv.token), MemoryClient(srv.url, token=token)
+        admin = MemoryClient(srv.url, token=srv.token)
+        scoped = admin if admin_only else MemoryClient(srv.url, token=token)
         calls = {"admin": lambda q: admin.search(q, user_id="alice", top_k=5),
                  "scoped": lambda q: scoped.search(q, top_k=5)}
+        calls = {k: calls[k] for k in kinds}
         for i in range(20):                 # warm both connections and the server's caches
             for fn in calls.values():
                 fn(f"where is box {i}")
         block = 20
         for b in range(requests // block):
-            order = ("admin", "scoped") if b % 2 == 0 else ("scoped", "admin")
+            order = kinds if b % 2 == 0 else kinds[::-1]
             for label in order:         # alternate blocks; the server's CPU is read per block
                 c0 = _server_cpu_s(srv.proc.pid)
                 for i in range(block):
@@ -115,6 +128,8 @@ def end_to_end(store: str, requests: int) -> dict[str, float]:
         out[f"{label}_p50_ms"] = _pct(lat[label], 0.5)
         out[f"{label}_p95_ms"] = _pct(lat[label], 0.95)
         out[f"{label}_server_cpu_ms"] = cpu[label] / len(lat[label]) * 1e3
+    if admin_only:
+        return out
     out["p50_added_ms"] = out["scoped_p50_ms"] - out["admin_p50_ms"]
     out["mean_added_ms"] = statistics.mean(lat["scoped"]) - statistics.mean(lat["admin"])
     out["server_cpu_added_ms"] = out["scoped_server_cpu_ms"] - out["admin_server_cpu_ms"]
@@ -126,9 +141,16 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20000, help="in-process calls per figure")
     ap.add_argument("--requests", type=int, default=400, help="HTTP requests per token kind")
     ap.add_argument("--skip-server", action="store_true")
+    ap.add_argument("--admin-only", action="store_true", help="the server part with the admin token only")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="memstore-bench-auth-")
     print(f"load average before: {_load()}  ({os.cpu_count()} cores)")
+    if args.admin_only:
+        e2e = end_to_end(os.path.join(work, "e2e.duckdb"), args.requests, admin_only=True)
+        print(f"search through memstore serve, admin token, {args.requests} requests: p50 {e2e['admin_p50_ms']:.3f} ms"
+              f"   p95 {e2e['admin_p95_ms']:.3f} ms   server CPU {e2e['admin_server_cpu_ms']:.3f} ms/request")
+        print(f"load average after: {_load()}")
+        return 0
     cpu = in_process(os.path.join(work, "cpu.duckdb"), args.calls)
     print("in-process CPU per call (µs):")
     for kind in ("admin", "scoped"):
