@@ -10,9 +10,10 @@
    the scope enforcement (`GuardedMemory`: scope filled in, filters checked) around a call that
    does nothing, for the admin token and a scoped one.
 2. End to end, a real `memstore serve`: `search` of one seeded user, the admin token (user_id
-   given) and alice's scoped token (user_id filled in by the server) interleaved request by request,
+   given) and alice's scoped token (user_id filled in by the server) interleaved in blocks of 20,
    so a change of machine load hits both alike. Prints p50 / p95 as the client sees them, the
    server's CPU per request (from /proc), and p50 scoped − p50 admin. Target: ≤ 0.1 ms added.
+   A control (the admin token against itself, same interleaving) shows how much is noise.
 
 Prints the load average: on a shared machine read the CPU figures and the difference, not the
 absolute latencies.
@@ -99,21 +100,22 @@ def end_to_end(store: str, requests: int, admin_only: bool = False) -> dict[str,
         m.add([{"role": "user", "content": f"note {i}: the red box is on shelf {i}"} for i in range(50)],
               user_id="alice", infer=False)
         token = None if admin_only else m.create_token(f"bench-e2e-{time.time_ns()}", user_id="alice")["token"]
-    kinds = ("admin",) if admin_only else ("admin", "scoped")
+    kinds = ("admin",) if admin_only else ("admin", "scoped", "control")     # control: the admin token again
     lat: dict[str, list[float]] = {k: [] for k in kinds}
     cpu: dict[str, float] = {k: 0.0 for k in kinds}
     with ServerProcess(store, config=CONFIG) as srv:
         admin = MemoryClient(srv.url, token=srv.token)
         scoped = admin if admin_only else MemoryClient(srv.url, token=token)
         calls = {"admin": lambda q: admin.search(q, user_id="alice", top_k=5),
-                 "scoped": lambda q: scoped.search(q, top_k=5)}
+                 "scoped": lambda q: scoped.search(q, top_k=5),
+                 "control": lambda q: admin.search(q, user_id="alice", top_k=5)}
         calls = {k: calls[k] for k in kinds}
         for i in range(20):                 # warm both connections and the server's caches
             for fn in calls.values():
                 fn(f"where is box {i}")
         block = 20
         for b in range(requests // block):
-            order = kinds if b % 2 == 0 else kinds[::-1]
+            order = kinds[b % len(kinds):] + kinds[:b % len(kinds)]       # rotate: no kind always first
             for label in order:         # alternate blocks; the server's CPU is read per block
                 c0 = _server_cpu_s(srv.proc.pid)
                 for i in range(block):
@@ -133,6 +135,8 @@ def end_to_end(store: str, requests: int, admin_only: bool = False) -> dict[str,
     out["p50_added_ms"] = out["scoped_p50_ms"] - out["admin_p50_ms"]
     out["mean_added_ms"] = statistics.mean(lat["scoped"]) - statistics.mean(lat["admin"])
     out["server_cpu_added_ms"] = out["scoped_server_cpu_ms"] - out["admin_server_cpu_ms"]
+    out["control_p50_added_ms"] = out["control_p50_ms"] - out["admin_p50_ms"]      # admin vs admin: the noise
+    out["control_cpu_ms"] = out["control_server_cpu_ms"] - out["admin_server_cpu_ms"]
     return out
 
 
@@ -167,6 +171,8 @@ def main() -> int:
                   f"server CPU {e2e[f'{kind}_server_cpu_ms']:6.3f} ms/request")
         print(f"  p50 added {e2e['p50_added_ms']:+.3f} ms, mean added {e2e['mean_added_ms']:+.3f} ms, "
               f"server CPU added {e2e['server_cpu_added_ms']:+.3f} ms/request (target ≤ 0.1 ms)")
+        print(f"  control (admin vs admin, the same interleaving): p50 {e2e['control_p50_added_ms']:+.3f} ms, server CPU "
+              f"{e2e['control_cpu_ms']:+.3f} ms/request — differences within this are noise")
     print(f"load average after: {_load()}")
     return 0
 
