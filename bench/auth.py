@@ -171,7 +171,8 @@ def main() -> int:
                   f"server CPU {e2e[f'{kind}_server_cpu_ms']:6.3f} ms/request")
         print(f"  p50 added {e2e['p50_added_ms']:+.3f} ms, mean added {e2e['mean_added_ms']:+.3f} ms, "
               f"server CPU added {e2e['server_cpu_added_ms']:+.3f} ms/request (target ≤ 0.1 ms)")
-        print(f"  control (admin vs admin, the same interleaving): p50 {e2e['control_p50_added_ms']:+.3f} ms, server CPU "
+        print(f"  control (admin vs admin, the same interleaving): p50 {e2e['control_p50_added_ms']:+.3f} ms, "
+              f"server CPU "
               f"{e2e['control_cpu_ms']:+.3f} ms/request — differences within this are noise")
     print(f"load average after: {_load()}")
     return 0

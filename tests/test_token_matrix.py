@@ -151,7 +151,8 @@ def _rest_case(world, route: str):
                              f"/memories?user_id=alice&run_id=scratch-{uuid.uuid4().hex[:6]}", None),
         "POST /reset": ("admin", "POST", "/reset", None),
         "POST /v1/ingest_upload": ("write_scope", "POST",
-                                   f"/v1/ingest_upload?filename=chat.jsonl&user_id=alice&run_id=up-{uuid.uuid4().hex[:6]}",
+                                   "/v1/ingest_upload?filename=chat.jsonl&user_id=alice"
+                                   f"&run_id=up-{uuid.uuid4().hex[:6]}",
                                    "upload"),
     }
     kind, method, path, body = table[route]
@@ -178,7 +179,8 @@ def _send(world, caller, method, path, body):
 
 def _check(world, caller, kind, resp, sent: str, what: str) -> None:
     want = expected(kind, caller)
-    assert resp.status_code in STATUS[want], f"{what} as {caller}: want {want}, got {resp.status_code} {resp.text[:300]}"
+    assert resp.status_code in STATUS[want], \
+        f"{what} as {caller}: want {want}, got {resp.status_code} {resp.text[:300]}"
     if want == "nf":
         assert resp.json()["error"]["type"] == "NotFoundError", resp.text
     if want in ("denied", "auth"):
@@ -230,8 +232,8 @@ def test_a_missing_identity_becomes_the_tokens_scope(world, caller):
     c, h = world["client"], _headers(world, caller)
     own_texts = {"alice": ["zebra-7731"], "alice_ro": ["zebra-7731"], "bob": ["quokka-5529"],
                  "agent": ["walrus-1234"]}[caller]
-    for resp in (c.get("/memories?limit=1000", headers=h), c.post("/search", json={"query": "flowerpot passport ticket"},
-                                                       headers=h),
+    for resp in (c.get("/memories?limit=1000", headers=h),
+                 c.post("/search", json={"query": "flowerpot passport ticket"}, headers=h),
                  c.post("/v1/get_all", content=dumps({"kwargs": {"top_k": 500}}), headers=h),
                  c.post("/v1/frame", content=dumps({"args": ["memories"]}), headers=h)):
         assert resp.status_code == 200, resp.text

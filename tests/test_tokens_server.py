@@ -78,7 +78,8 @@ def test_mcp_over_http_takes_the_user_from_the_token_and_refuses_another_in_the_
         ro_token = admin.create_token("bob-ro", user_id="bob", read_only=True)["token"]
 
     def client(path: str, token: str):
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(60.0, read=300.0))
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                  timeout=httpx2.Timeout(60.0, read=300.0))
         return Client(streamable_http_client(srv.url + path, http_client=http))
 
     async def session() -> dict:
@@ -102,7 +103,8 @@ def test_mcp_over_http_takes_the_user_from_the_token_and_refuses_another_in_the_
     assert [r["memory"] for r in seen["ro_list"]["results"]] == ["My locker code is 4411"]
     assert seen["ro_add"].is_error and "read-only" in str(seen["ro_add"].content)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                "authorization": f"Bearer {alice_token}"}
     refused = httpx.post(f"{srv.url}/mcp/cursor/bob", json=init, headers=headers)

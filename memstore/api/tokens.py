@@ -28,8 +28,9 @@ class TokenAPI:
         actor `token:<name>`."""
         from memstore.governance.api_tokens import create_token
 
-        return create_token(self._rt.db, name, user_id=user_id, agent_id=agent_id, run_id=run_id,  # type: ignore[attr-defined]
-                            read_only=read_only, expires=expires)
+        db = self._rt.db  # type: ignore[attr-defined]
+        return create_token(db, name, user_id=user_id, agent_id=agent_id, run_id=run_id, read_only=read_only,
+                            expires=expires)
 
     def list_tokens(self) -> list[dict[str, Any]]:
         """Every token: name, scope, rights, created_at, last_used_at, expires_at, status (never the

@@ -29,8 +29,8 @@ from memstore.server.auth import Access
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
-           ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("StoreLockedError", 423), ("LLMUnavailableError", 503),
-           ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
+           ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("StoreLockedError", 423),
+           ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
            ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
 _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
 

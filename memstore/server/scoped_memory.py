@@ -41,7 +41,6 @@ from typing import Any
 
 from memstore.api.protocol import METHODS
 from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
-from memstore.core.identity import IDENTITY_KEYS
 
 # Methods whose identity arguments (and filters) are confined to the token's scope. get / history /
 # update / delete take the scope too: the library then answers an id outside it as an unknown id.
