@@ -314,3 +314,16 @@ def test_forget_erases_the_scopes_tokens_and_the_server_stops_taking_them(world)
     assert r.status_code == 200, r.text
     assert c.get("/memories", headers=h).status_code == 401
     assert "zed-1" not in [t["name"] for t in world["m"].list_tokens()]
+
+
+def test_without_the_analyst_api_a_scoped_token_still_reads_its_own_frames(world):
+    """`--no-analyst-api` refuses unscoped frames to the admin; a scoped token's frame is scoped."""
+    app = create_app(world["m"], token=ADMIN_TOKEN, committer=None, mcp=False, analyst_api=False)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        body = dumps({"args": ["memories"]})
+        assert c.post("/v1/frame", content=body, headers=_headers(world, "admin")).status_code == 401
+        r = c.post("/v1/frame", content=body, headers=_headers(world, "bob"))
+        assert r.status_code == 200 and "quokka-5529" in _arrow_text(r.content)
+        _assert_no_leak(world, "bob", r, "", "frame without the analyst API")
+        assert c.post("/v1/sql", content=dumps({"args": ["SELECT 1"]}),
+                      headers=_headers(world, "bob")).status_code == 403

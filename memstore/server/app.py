@@ -267,7 +267,8 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         if not isinstance(body, dict):
             raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
         args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
-        _check_analyst(spec, kwargs, analyst_api)
+        if not request.app.state.access.scoped():     # a scoped token's calls are scoped (or refused) anyway
+            _check_analyst(spec, kwargs, analyst_api)
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
         value = await run_in_threadpool(target, *args, **kwargs)
