@@ -118,29 +118,35 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
             prompt: str | None = None, timestamp: Any = None, expiration_date: Any = None,
-            actor_id: str | None = None, **_unsupported: Any) -> dict[str, Any]:
+            actor_id: str | None = None, memory_type: str | None = None, **_unsupported: Any) -> dict[str, Any]:
         """Extract facts from `messages` (ONE extractor call) and store them in ONE transaction.
 
         Returns {"results": [{"id", "memory", "event": "ADD"}...], "extraction": {...}}: exactly what
         was committed. `infer=False` stores each message as a memory. `timestamp` is when the
-        conversation happened (sets valid_from).
+        conversation happened (sets valid_from). Messages take mem0's shapes (OpenAI chat format:
+        content parts, tool calls, tool results). `memory_type="procedural_memory"` with `agent_id`
+        stores ONE memory summarising the agent's run (metadata `memory_type`, as mem0).
         """
         if _unsupported:
             raise ArgumentError(f"add() got unexpected argument(s) {sorted(_unsupported)}",
                                 hint="see help(Memory.add): messages, user_id, agent_id, run_id, metadata, infer, "
-                                     "prompt, timestamp, expiration_date, actor_id")
+                                     "prompt, timestamp, expiration_date, actor_id, memory_type")
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
-                                actor_id=actor_id)
+                                actor_id=actor_id, memory_type=memory_type)
         return add_result(run_add(state, self._rt))
 
     def _add_state(self, messages: Any, *, user_id: str | None, agent_id: str | None, run_id: str | None,
                    metadata: dict[str, Any] | None, infer: bool, prompt: str | None, timestamp: Any,
-                   expiration_date: Any, actor_id: str | None) -> AddState:
+                   expiration_date: Any, actor_id: str | None, memory_type: str | None = None) -> AddState:
         """add()'s arguments checked and turned into the pipeline's state (shared with group commit)."""
+        from memstore.pipeline.summarise_procedure import check_memory_type
+
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
-        return AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
-                        infer=infer, actor_id=actor_id, prompt=prompt,
+        memory_type = check_memory_type(memory_type, agent_id)
+        return AddState(scope=scope, messages=normalise_messages(messages, procedural=memory_type is not None),
+                        metadata=metadata or {}, memory_type=memory_type,
+                        infer=infer if memory_type is None else True, actor_id=actor_id, prompt=prompt,
                         timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
                         expiration_date=parse_time(expiration_date, "expiration_date")
                         if expiration_date is not None else None)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def gather_context(state: AddState, rt: Runtime) -> AddState:
-    if not state.infer:
+    if not state.infer or state.memory_type:     # a procedural summary reads only its own run
         return state
     t0 = time.perf_counter()
     embed_s = 0.0
