@@ -74,8 +74,11 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
     def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None,
                  embedded: bool = False) -> None:
-        """`embedded=True` always opens the file in this process (what `memstore serve` does)."""
-        cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.from_dict(config or {})
+        """`embedded=True` always opens the file in this process (what `memstore serve` does).
+        `config` may be memstore's dict or mem0's (memstore/mem0_config.py maps it)."""
+        from memstore.mem0_config import from_mem0_or_ours
+
+        cfg, self._mem0 = from_mem0_or_ours(config)
         if path is not None:
             cfg.path = os.fspath(path)
         elif os.environ.get("MEMSTORE_PATH") and not (isinstance(config, dict) and "path" in config):
@@ -86,10 +89,16 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
                       scope_cache=cache, threads=cfg.threads)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
+        if self._mem0 is not None and self._mem0.reranker is not None:
+            from memstore.providers.rerank_llm import LLMReranker
+
+            self._rt.reranker = LLMReranker(self._mem0.reranker, self._mem0.scoring_prompt)
 
     @classmethod
     def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
-        """Build from a config dict (mem0 style); unknown keys raise ConfigError naming the key."""
+        """Build from a config dict: memstore's, or mem0's (`{"llm": {"provider": ..., "config": {...}},
+        "embedder": ..., "vector_store": ..., "history_db_path": ...}`, see "Moving from mem0" in the
+        README); unknown keys and providers memstore cannot call raise ConfigError naming them."""
         return cls(config=config)
 
     # -- plumbing ------------------------------------------------------------------------------
