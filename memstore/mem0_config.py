@@ -10,6 +10,7 @@ mem0 configures each component as `{"provider": ..., "config": {...}}`. Here:
   `fastembed` become the bundled all-MiniLM-L6-v2 when that is the model, a `huggingface_base_url`
   (a TEI server) the `openai` embedder; any other local model is an error.
 - `reranker`: `llm` becomes an LLM reranker for `search(rerank=True)`; the others are refused.
+- `custom_instructions`: the extraction instructions of every add() that passes no `prompt=` (as mem0).
 - `vector_store`, `graph_store`, `history_db_path`: memstore keeps everything in its one DuckDB
   file, so they are not used to store anything; they say where the old mem0 data is
   (`Mem0Sources`, for `import_mem0()` / `memstore import-mem0 --mem0-config`). One warning lists
@@ -164,6 +165,7 @@ class Mem0Mapping:
     sources: Mem0Sources
     reranker: LLMConfig | None = None
     scoring_prompt: str | None = None
+    custom_instructions: str | None = None    # add()'s prompt when the call gives none (as mem0)
     ignored: list[str] = field(default_factory=list)
 
     def warning(self) -> str | None:
@@ -212,7 +214,7 @@ def map_mem0_config(data: Mapping[str, Any], env: Mapping[str, str] | None = Non
     ignored: list[str] = []
     sources = Mem0Sources()
     reranker: LLMConfig | None = None
-    scoring_prompt = None
+    scoring_prompt = custom = None
     for key, value in data.items():
         if key in ("llm", "embedder") and isinstance(value, Mapping) and _mem0_section(value, key):
             ours[key] = (_map_llm(value, env, ignored, key) if key == "llm" else _map_embedder(value, env, ignored))
@@ -231,16 +233,16 @@ def map_mem0_config(data: Mapping[str, Any], env: Mapping[str, str] | None = Non
             sources.history_db_path, sources.configured_history = value, True
             ignored.append("history_db_path (memstore keeps history in its own file)")
         elif key == "custom_instructions":
-            if value:
-                ignored.append("custom_instructions (pass them as add(..., prompt=...): memstore adds them "
-                               "to its extraction prompt)")
+            if value is not None and not isinstance(value, str):
+                raise ConfigError("config key 'custom_instructions' must be a string", key=key)
+            custom = value or None
         elif key == "version":
             continue                      # mem0's output format version: memstore has one format
         else:
             ours[key] = value             # memstore's own keys; MemoryConfig names an unknown one
     config = MemoryConfig.from_dict(ours)
     return Mem0Mapping(config=config, sources=sources, reranker=reranker, scoring_prompt=scoring_prompt,
-                       ignored=ignored)
+                       custom_instructions=custom, ignored=ignored)
 
 
 def _section(value: Any, name: str) -> tuple[str, dict[str, Any]]:

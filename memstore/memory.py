@@ -153,6 +153,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
         memory_type = check_memory_type(memory_type, agent_id)
+        if prompt is None and memory_type is None and getattr(self, "_mem0", None) is not None:
+            prompt = self._mem0.custom_instructions      # a mem0 config's custom_instructions (as mem0)
         return AddState(scope=scope, messages=normalise_messages(messages, procedural=memory_type is not None),
                         metadata=metadata or {}, memory_type=memory_type,
                         infer=infer if memory_type is None else True, actor_id=actor_id, prompt=prompt,
