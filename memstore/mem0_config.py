@@ -424,6 +424,6 @@ def from_mem0_or_ours(config: Any) -> tuple[MemoryConfig, Mem0Mapping | None]:
         mapping = map_mem0_config(config)
         text = mapping.warning()
         if text:
-            warnings.warn(text, Mem0ConfigWarning, stacklevel=4)
+            warnings.warn(text, Mem0ConfigWarning, stacklevel=3)
         return mapping.config, mapping
     return MemoryConfig.from_dict(config or {}), None

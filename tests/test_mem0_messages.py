@@ -109,7 +109,7 @@ def test_a_failed_vision_call_stores_nothing(tmp_path, llm_server):
 
 
 @pytest.mark.parametrize("messages, where", [
-    ([{"role": "user"}], "message #0 has no content"),
+    ([{"role": "user"}], "message #0 has no 'content'"),
     ([{"role": "user", "content": "hi"}, 3], "message #1 is int"),
     ([{"role": "user", "content": 42}], "message #0 content is int"),
     ([{"role": "user", "content": [{"text": "no type"}]}], "message #0 content part #0 has no 'type'"),
@@ -125,3 +125,20 @@ def test_a_malformed_message_is_named(tmp_path, messages, where):
         with pytest.raises(InputError, match=where):
             m.add(messages, user_id="erin")
         assert m.get_all(user_id="erin")["results"] == []
+
+
+def test_the_same_shapes_through_memstore_serve(tmp_path):
+    """The HTTP client and the server's group commit take the same shapes (and procedural adds)."""
+    from memstore.testing.server_process import ServerProcess
+
+    with ServerProcess(tmp_path / "served.duckdb", config={"embedder": {"provider": "hashing"}}) as srv:
+        m = srv.client()
+        try:
+            facts = sorted(r["memory"] for r in m.add(TRANSCRIPT, user_id="alice")["results"])
+            assert facts == ["Alice is vegetarian", "Alice moved to Lisbon last month"]
+            out = m.add(TRANSCRIPT, agent_id="planner", memory_type="procedural_memory")
+            assert m.get(out["results"][0]["id"])["metadata"] == {"memory_type": "procedural_memory"}
+            with pytest.raises(InputError, match="message #0 has no 'content'"):
+                m.add([{"role": "user"}], user_id="alice")
+        finally:
+            m.close()

@@ -22,7 +22,7 @@ is an InputError that names it and its part.
 >>> read_messages([{"role": "user"}])
 Traceback (most recent call last):
 ...
-memstore.errors.InputError: message #0 has no content (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
+memstore.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def _read_one(m: Any, n: int, tool_names: dict[str, str], procedural: bool) -> M
     parts: tuple[tuple[str, ...], ...] | None = None
     if content is None:
         if not any(m.get(k) for k in _NO_CONTENT_KEYS):
-            raise InputError(f"message #{n} has no content (and no tool call)", hint=HINT, index=n)
+            raise InputError(f"message #{n} has no 'content' (and no tool call)", hint=HINT, index=n)
         if not (procedural and calls):
             return None                     # a tool-call turn: what the agent did, not memory text
         text = "\n".join(f"[called {name}({args})]" for _, name, args in calls)

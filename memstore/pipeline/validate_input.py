@@ -23,7 +23,7 @@ def normalise_messages(messages: Any, *, procedural: bool = False) -> list[Messa
     >>> normalise_messages([{"role": "user"}])
     Traceback (most recent call last):
     ...
-    memstore.errors.InputError: message #0 has no content (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
+    memstore.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
     """
     return read_messages(messages, procedural=procedural)
 
