@@ -192,16 +192,15 @@ def is_mem0_config(data: Any) -> bool:
     return any(isinstance(data.get(k), Mapping) and _mem0_section(data[k], k) for k in ("llm", "embedder"))
 
 
+# memstore's own provider names (config.py): a bare {"provider": ...} with one of these is memstore's
+_OURS = {"llm": ("heuristic", "openai"), "embedder": ("local", "static", "openai", "hashing")}
+
+
 def _mem0_section(section: Mapping, name: str) -> bool:
+    """mem0's shape: {"provider": ..., "config": {...}}, or a bare provider only mem0 has."""
     if "config" in section:
         return True
-    ours = {"llm": LLMConfig, "embedder": EmbedderConfig}[name]
-    provider = section.get("provider")
-    return set(section) <= {"provider"} and provider not in _validate_choices(ours)
-
-
-def _validate_choices(cls: type) -> tuple[str, ...]:
-    return ("heuristic", "openai") if cls is LLMConfig else ("local", "static", "openai", "hashing")
+    return set(section) <= {"provider"} and section.get("provider") not in _OURS[name]
 
 
 def map_mem0_config(data: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Mem0Mapping:
@@ -314,7 +313,11 @@ def _map_llm(value: Any, env: Mapping[str, str], ignored: list[str], where: str 
     else:
         raise _refused("llm", provider, _LLM_REFUSED, LLM_PROVIDERS, AZURE)
     if conf.get("temperature") is not None:
-        cfg.temperature = float(conf["temperature"])
+        t = conf["temperature"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise ConfigError(f"config key '{where}.config.temperature' is {t!r}", hint="give a number, e.g. 0.1",
+                              key=f"{where}.config.temperature")
+        cfg.temperature = float(t)
     cfg.vision = bool(conf.get("enable_vision", False))
     if conf.get("vision_details"):
         cfg.vision_detail = conf["vision_details"]
