@@ -10,8 +10,8 @@ import warnings
 import pytest
 
 from memstore import Memory
-from memstore.errors import ConfigError
-from memstore.mem0_config import Mem0ConfigWarning, is_mem0_config, map_mem0_config
+from memstore.core.errors import ConfigError
+from memstore.core.mem0_config import Mem0ConfigWarning, is_mem0_config, map_mem0_config
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 

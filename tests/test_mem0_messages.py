@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memstore import Memory
-from memstore.errors import InputError, LLMError
+from memstore.core.errors import InputError, LLMError
 
 TRANSCRIPT = [
     {"role": "system", "content": "You are a travel assistant."},

@@ -17,8 +17,8 @@ import warnings
 
 import pytest
 
-from memstore.errors import ConfigError
-from memstore.mem0_config import Mem0ConfigWarning
+from memstore.core.errors import ConfigError
+from memstore.core.mem0_config import Mem0ConfigWarning
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 # docs/open-source/python-quickstart.mdx (the three steps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstore import Memory
-from memstore.errors import ArgumentError, LLMError
+from memstore.core.errors import ArgumentError, LLMError
 from memstore.pipeline.summarise_procedure import FINAL_INSTRUCTION, SYSTEM_PROMPT
 
 RUN = [

@@ -27,7 +27,7 @@ class InteropAPI:
 
         >>> # Memory("data/x.duckdb").import_mem0("/tmp/qdrant", history="~/.mem0/history.db")
         """
-        from memstore.integrations.mem0_import import import_mem0
+        from memstore.ingest.mem0_import import import_mem0
 
         qdrant_path, collection, history = mem0_sources(getattr(self, "_mem0", None), qdrant_path, collection, history)
         qdrant_path = check_path(qdrant_path, "qdrant_path")
@@ -42,7 +42,7 @@ def mem0_sources(mapping: Any, qdrant_path: Any, collection: str | None,
                  history: Any) -> tuple[Any, str, Any]:
     """The (Qdrant folder, collection, history db) to import: what the caller named, else what the
     mem0 config names (a default history db that does not exist is left out: mem0 never wrote it)."""
-    from memstore.errors import Mem0ImportError
+    from memstore.core.errors import Mem0ImportError
 
     sources = getattr(mapping, "sources", None)
     if qdrant_path is None:

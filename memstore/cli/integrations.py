@@ -48,8 +48,8 @@ def _mem0_config_file(path: str) -> object:
     of its data are read (vector_store, history_db_path)."""
     import os
 
-    from memstore.errors import ConfigError, MissingFileError
-    from memstore.mem0_config import map_mem0_config
+    from memstore.core.errors import ConfigError, MissingFileError
+    from memstore.core.mem0_config import map_mem0_config
 
     if not os.path.isfile(path):
         raise MissingFileError(f"no mem0 config file at {path}", hint="pass the JSON or YAML file of mem0's config")

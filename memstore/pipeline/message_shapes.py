@@ -22,7 +22,7 @@ is an InputError that names it and its part.
 >>> read_messages([{"role": "user"}])
 Traceback (most recent call last):
 ...
-memstore.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
+memstore.core.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
 """
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from memstore.checks import check_text
-from memstore.errors import InputError
-from memstore.pipeline.types import Message
-from memstore.timeutil import parse_time
+from memstore.core.checks import check_text
+from memstore.core.errors import InputError
+from memstore.core.model import Message
+from memstore.core.timeutil import parse_time
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

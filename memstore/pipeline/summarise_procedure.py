@@ -5,7 +5,7 @@ action and its output recorded, numbered, nothing else); offline, the same layou
 deterministically from the messages. The memory's metadata carries `memory_type:
 "procedural_memory"`, as mem0 marks it.
 
->>> from memstore.pipeline.types import Message
+>>> from memstore.core.model import Message
 >>> print(offline_summary([Message("user", "Book a flight from SFO to NYC"),
 ...                        Message("assistant", "[called search_flights({\\"from\\": \\"SFO\\"})]"),
 ...                        Message("tool", "3 flights found", name="search_flights"),
@@ -23,8 +23,8 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from memstore.errors import LLMError
-from memstore.pipeline.types import AddState, Extraction, Fact, Message
+from memstore.core.errors import LLMError
+from memstore.core.model import AddState, Extraction, Fact, Message
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -128,9 +128,9 @@ def check_memory_type(memory_type: object, agent_id: object) -> str | None:
     >>> check_memory_type("semantic_memory", "travel-agent")
     Traceback (most recent call last):
     ...
-    memstore.errors.ArgumentError: memory_type 'semantic_memory' is not supported — pass memory_type="procedural_memory" (with agent_id=) to summarise an agent's run, or leave it out for facts
+    memstore.core.errors.ArgumentError: memory_type 'semantic_memory' is not supported — pass memory_type="procedural_memory" (with agent_id=) to summarise an agent's run, or leave it out for facts
     """
-    from memstore.errors import ArgumentError
+    from memstore.core.errors import ArgumentError
 
     if memory_type is None:
         return None

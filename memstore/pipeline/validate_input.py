@@ -4,11 +4,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from memstore.ids import new_id
-from memstore.identity import check_metadata
+from memstore.core.ids import new_id
+from memstore.core.identity import check_metadata
+from memstore.core.model import AddState, Message
 from memstore.pipeline.message_shapes import describe_images, read_messages
-from memstore.pipeline.types import AddState, Message
-from memstore.errors import InputError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import InputError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -23,7 +23,7 @@ def normalise_messages(messages: Any, *, procedural: bool = False) -> list[Messa
     >>> normalise_messages([{"role": "user"}])
     Traceback (most recent call last):
     ...
-    memstore.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
+    memstore.core.errors.InputError: message #0 has no 'content' (and no tool call) — each message is {"role": "user"|"assistant"|..., "content": "..." or a list of content parts}
     """
     return read_messages(messages, procedural=procedural)
 
