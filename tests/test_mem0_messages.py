@@ -106,6 +106,9 @@ def test_a_failed_vision_call_stores_nothing(tmp_path, llm_server):
         with pytest.raises(LLMError, match="image description"):
             m.add([msg], user_id="dan")
         assert m.frame("messages", user_id="dan").height == 0
+        runs = m.frame("extraction_runs", user_id="dan")          # the failure is on record, as for extraction
+        assert runs["status"].to_list() == ["llm_error"] and "image description" in runs["error"][0]
+        assert len(runs["input_message_ids"][0]) == 1 and runs["input_message_ids"][0][0]
 
 
 @pytest.mark.parametrize("messages, where", [

@@ -32,11 +32,11 @@ def validate_input(state: AddState, rt: Runtime) -> AddState:
     state.metadata = check_metadata(state.metadata)
     if not state.messages:
         raise InputError("no messages to add", hint="pass at least one message")
-    describe_images(state.messages, rt)        # "[image]" -> "[image: ...]" when llm.vision is on
     for m in state.messages:
         m.id = m.id or new_id()
         if m.created_at is None and state.timestamp is not None:
             m.created_at = state.timestamp
+    describe_images(state.messages, rt)        # "[image]" -> "[image: ...]" when llm.vision is on
     return state
 
 
