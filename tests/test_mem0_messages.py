@@ -145,3 +145,39 @@ def test_the_same_shapes_through_memstore_serve(tmp_path):
                 m.add([{"role": "user"}], user_id="alice")
         finally:
             m.close()
+
+
+def test_any_openai_shaped_transcript_reads_without_error():
+    """Property: any transcript of text-part turns, tool-call turns and tool answers is read: text parts
+    joined in order, tool-call turns skipped, tool answers kept as context, nothing else dropped."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memstore.pipeline.message_shapes import read_messages
+
+    text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+    turn = st.one_of(
+        st.tuples(st.just("parts"), st.sampled_from(["user", "assistant", "system"]), st.lists(text, max_size=4)),
+        st.tuples(st.just("call"), st.just("assistant"), st.lists(st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+                                                                   min_size=1, max_size=3)),
+        st.tuples(st.just("tool"), st.just("tool"), text))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(turn, min_size=1, max_size=8).filter(lambda ts: any(t[0] != "call" for t in ts)))
+    def check(turns):
+        raw, expected = [], []
+        for n, (kind, role, value) in enumerate(turns):
+            if kind == "parts":
+                raw.append({"role": role, "content": [{"type": "text", "text": t} for t in value]})
+                expected.append((role, "\n".join(value), False))
+            elif kind == "call":
+                raw.append({"role": role, "content": None, "tool_calls": [
+                    {"id": f"c{n}-{i}", "type": "function", "function": {"name": f, "arguments": "{}"}}
+                    for i, f in enumerate(value)]})
+            else:
+                raw.append({"role": role, "tool_call_id": "c0-0", "content": value})
+                expected.append((role, value, True))
+        got = read_messages(raw)
+        assert [(m.role, m.content, m.context_only) for m in got] == expected
+
+    check()
