@@ -97,6 +97,7 @@ class MemoryAPI(Protocol):
         timestamp: Any = None,
         expiration_date: Any = None,
         actor_id: str | None = None,
+        memory_type: str | None = None,
         **_unsupported: Any,
     ) -> dict[str, Any]: ...
     def search(
