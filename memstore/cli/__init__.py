@@ -13,7 +13,8 @@ from typing import Any
 
 from memstore.core.errors import MemstoreError
 
-COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "lake")
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens",
+                   "lake")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:

@@ -118,6 +118,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         remove_info(store, pid=os.getpid())
         if committer is not None:
             committer.close()
+        app.state.access.flush_use()        # the tokens' last use, before the file closes
         if publisher is not None:
             publisher.stop(final=True)      # the last writes reach the lake before the store closes
         memory.close()
