@@ -8,8 +8,9 @@ the balancer: the rebalancer calls each shard's own URL).
 - `POST /cluster/import_scope` {"user_id", "directory"}: merge such an export (only a user this
   shard owns; rows it already has are skipped, so a re-run stores nothing twice);
 - `POST /cluster/memory_ids` {"user_id"}: every memory id of the user (the move's verification);
-- `POST /cluster/forget_scope` {"user_id"}: `forget(user_id=...)` here, whoever owns it now;
-- `POST /cluster/receipts` {"user_id"}: the user's erasure receipts on this shard.
+- `POST /cluster/forget_scope` {"user_id"}: `forget(user_id=..., scrub=False)` here, whoever owns it now;
+- `POST /cluster/receipts` {"user_id"}: the user's erasure receipts on this shard;
+- `POST /cluster/scrub_store`: rewrite the file so erased bytes go (once, after the moves).
 
 These bypass the shard guard on purpose (a shard must hand over a user it no longer owns).
 """
@@ -80,12 +81,16 @@ def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token:
         return [r["id"] for r in memory.db.dicts("queries/cluster_user_memory_ids", {"user_id": user(body)})]
 
     def forget_scope(body: dict[str, Any]) -> dict[str, Any]:
-        return memory.forget(user_id=user(body), actor_id=ACTOR)
+        # The file is rewritten once at the end of a rebalance (scrub_store), not once per user.
+        return memory.forget(user_id=user(body), actor_id=ACTOR, scrub=False)
+
+    def scrub_store(body: dict[str, Any]) -> dict[str, Any]:
+        return memory.scrub()
 
     def receipts(body: dict[str, Any]) -> list[dict[str, Any]]:
         return memory.erasure_receipts(user_id=user(body))
 
     route("/cluster/shard", lambda body: {"shard": shard, "shards": shards, "placement": PLACEMENT}, "GET")
     for path, fn in (("scopes", scopes), ("export_scope", export_scope), ("import_scope", import_scope),
-                     ("memory_ids", memory_ids), ("forget_scope", forget_scope), ("receipts", receipts)):
+                     ("memory_ids", memory_ids), ("forget_scope", forget_scope), ("receipts", receipts), ("scrub_store", scrub_store)):
         route(f"/cluster/{path}", fn)
