@@ -1,0 +1,279 @@
+"""Many shards behind HAProxy (issue 28), with real processes: shard servers (`memstore serve
+--shard i/N`) and HAProxy on 127.0.0.1, load from separate client processes of three kinds (the
+Python client, raw mem0 REST, MCP over HTTP), kill -9 of a shard, and a rebalance 2 -> 3 that is
+itself killed and re-run."""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+import zlib
+
+import pytest
+
+from memstore.cluster.client import ClusterClient, route_key
+from memstore.cluster.haproxy import haproxy_config
+from memstore.cluster.placement import SLOTS, jump_hash, parse_shard, shard_of, shard_of_key, slot_of, slot_table
+from memstore.cluster.shard_guard import ShardGuard
+from memstore.errors import ConfigError, CrossShardError, WrongShardError
+from memstore.testing.cluster_process import ClusterProcess, haproxy_available
+
+HASHING = {"embedder": {"provider": "hashing"}}
+needs_haproxy = pytest.mark.skipif(not haproxy_available(), reason="haproxy is not installed (.ci/run installs it)")
+
+
+# -- placement: a pure function ---------------------------------------------------------------------
+def test_placement_is_crc32_slot_then_jump_hash():
+    for key in ("alice", "bob", "zoë", "用户-7", ""):
+        assert slot_of(key) == zlib.crc32(key.encode()) % SLOTS
+    assert shard_of({"user_id": "alice", "agent_id": "bot"}, 3) == shard_of_key("alice", 3)
+    assert shard_of({"agent_id": "bot", "run_id": "r"}, 3) == shard_of_key("bot", 3)
+    assert shard_of({"run_id": "r"}, 3) == shard_of_key("r", 3)
+    assert shard_of({}, 3) is None
+    assert all(jump_hash(k, 1) == 0 for k in range(100))
+
+
+def test_growing_moves_only_slots_to_the_new_shard_and_about_one_in_m():
+    for n, m in ((1, 2), (2, 3), (3, 4), (4, 7)):
+        moved = [s for s in range(SLOTS) if jump_hash(s, n) != jump_hash(s, m)]
+        assert all(jump_hash(s, m) >= n for s in moved)          # a moved slot goes to a new shard only
+        assert abs(len(moved) / SLOTS - (m - n) / m) < 0.06
+    sizes = [len(s) for s in slot_table(3)]
+    assert sum(sizes) == SLOTS and max(sizes) - min(sizes) < 40
+
+
+def test_shard_spec_is_checked():
+    assert parse_shard("1/3") == (1, 3)
+    for bad in ("3/3", "-1/2", "1", "a/b", "0/0"):
+        with pytest.raises(ConfigError):
+            parse_shard(bad)
+
+
+def test_guard_refuses_other_shards_users_and_creating_calls_without_user():
+    calls = []
+
+    class Target:
+        def add(self, messages, **kw):
+            calls.append(kw)
+            return "stored"
+
+        def get_all(self, **kw):
+            return "read"
+
+    mine = shard_of_key("alice", 3)
+    g = ShardGuard(Target(), shard=mine, shards=3)
+    assert g.add("x", user_id="alice") == "stored"
+    other = next(u for u in (f"u{i}" for i in range(100)) if shard_of_key(u, 3) != mine)
+    with pytest.raises(WrongShardError) as info:
+        g.add("x", user_id=other)
+    assert info.value.fields["shard"] == shard_of_key(other, 3) and len(calls) == 1   # nothing stored
+    with pytest.raises(WrongShardError):
+        g.get_all(filters={"user_id": other})
+    agent = next(a for a in (f"a{i}" for i in range(100)) if shard_of_key(a, 3) != mine)
+    with pytest.raises(WrongShardError):
+        g.add("x", agent_id=agent)
+    assert g.get_all(agent_id=agent) == "read"          # a read without a user is one part of a fan-out
+
+
+def test_client_routes_by_user_else_fans_out():
+    assert route_key("get_all", {"filters": {"user_id": "ann"}}) == "ann"
+    assert route_key("delete_all", {"agent_id": "bot"}) is None
+    assert route_key("ingest", {"run_id": "r1"}) == "r1"
+
+
+@needs_haproxy
+def test_generated_config_is_valid_haproxy(tmp_path):
+    cfg = tmp_path / "m.cfg"
+    cfg.write_text(haproxy_config([f"http://127.0.0.1:{9000 + i}" for i in range(5)]))
+    out = subprocess.run(["haproxy", "-c", "-f", str(cfg)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with pytest.raises(ConfigError):
+        haproxy_config(["http://10.0.0.1:9000"], bind="0.0.0.0:8765")       # plain HTTP off loopback
+
+
+# -- real processes ---------------------------------------------------------------------------------
+def _workers(url, token, tmp, kinds, users, seconds, tag):
+    procs, logs = [], []
+    env = {**os.environ, "MEMSTORE_TOKEN": token, "PYTHONPATH": os.getcwd()}
+    for i, kind in enumerate(kinds):
+        log = tmp / f"{tag}-{i}-{kind}.jsonl"
+        logs.append(log)
+        procs.append(subprocess.Popen([sys.executable, "-m", "memstore.testing.cluster_worker", url, str(log),
+                                       "--kind", kind, "--users", ",".join(users), "--seconds", str(seconds),
+                                       "--worker", str(i)], env=env))
+    return procs, logs
+
+
+def _records(logs):
+    out = []
+    for log in logs:
+        if log.exists():
+            out += [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return out
+
+
+def _placed(cluster):
+    """{memory id: [(shard, user_id), ...]} over every shard's store, read on the shard itself."""
+    from memstore.client.http_memory import MemoryClient
+
+    where = collections.defaultdict(list)
+    for i, srv in enumerate(cluster.servers):
+        with MemoryClient(srv.url, token=cluster.token) as m:
+            for row in m.sql("SELECT id, user_id FROM memories").to_dicts():
+                where[row["id"]].append((i, row["user_id"]))
+    return where
+
+
+def _assert_each_ack_once_on_its_shard(records, where, shards):
+    acked = [(r["user"], mid) for r in records if r["op"] == "ack" for mid in r["ids"]]
+    assert acked
+    for user, mid in acked:
+        assert where.get(mid) == [(shard_of_key(user, shards), user)], (user, mid, where.get(mid))
+    users_on = collections.defaultdict(set)
+    for places in where.values():
+        for shard, user in places:
+            users_on[user].add(shard)
+    assert all(len(s) == 1 for s in users_on.values()), {u: s for u, s in users_on.items() if len(s) > 1}
+    return acked
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if not haproxy_available():
+        pytest.skip("haproxy is not installed (.ci/run installs it)")
+    with ClusterProcess(tmp_path_factory.mktemp("cluster"), shards=3, config=HASHING) as c:
+        yield c
+
+
+@needs_haproxy
+def test_mixed_load_lands_every_write_once_on_its_shard(cluster, tmp_path):
+    users = [f"user-{i}" for i in range(40)]
+    kinds = ["client", "client", "client", "rest", "rest", "rest", "mcp", "mcp"]
+    procs, logs = _workers(cluster.url, cluster.token, tmp_path, kinds, users, 8, "mixed")
+    for p in procs:
+        assert p.wait(120) == 0
+    records = _records(logs)
+    errors = [r for r in records if r["op"] == "error"]
+    assert not errors, errors[:5]
+    assert {r["kind"] for r in records if r["op"] == "ack" and r["ids"]} == {"client", "rest", "mcp"}
+    reads = [r for r in records if r["op"] == "read"]
+    assert reads and all(r["ok"] for r in reads)                       # reads see own writes
+    _assert_each_ack_once_on_its_shard(records, _placed(cluster), 3)
+    m = cluster.client()
+    assert isinstance(m, ClusterClient) and m.shards == 3
+    doctor = m.doctor()                                                 # fans out, one row set per shard
+    assert set(doctor["shard"].to_list()) == {0, 1, 2}
+    assert doctor.filter(doctor["severity"] == "error").height == 0
+
+
+@needs_haproxy
+def test_cross_shard_reads_fan_out_or_point_at_the_lake(cluster):
+    m = cluster.client()
+    users = [u for u in (f"fan-{i}" for i in range(40))][:12]
+    ids = {u: m.add(f"{u} keeps bees", user_id=u, agent_id="beekeeper", infer=False)["results"][0]["id"]
+           for u in users}
+    assert {shard_of_key(u, 3) for u in users} == {0, 1, 2}
+    found = m.get_all(agent_id="beekeeper", top_k=1000)["results"]     # an agent-only filter: every shard
+    assert {r["id"] for r in found} >= set(ids.values())
+    hits = m.search("bees", agent_id="beekeeper", top_k=5)["results"]
+    assert len(hits) == 5 and hits == sorted(hits, key=lambda r: -r["score"])
+    some = ids[users[0]]
+    assert m.get(some)["user_id"] == users[0]                          # by id: asks shard after shard
+    assert m.update(some, text="fan-0 keeps wasps")["memory"] == "fan-0 keeps wasps"
+    with pytest.raises(CrossShardError, match="lake"):
+        m.sql("SELECT count(*) FROM memories")
+    with pytest.raises(CrossShardError):
+        m.add("no scope at all")
+
+
+@needs_haproxy
+def test_balancer_routes_raw_rest_and_refuses_what_names_no_user(cluster):
+    from memstore.client.transport import Transport
+
+    head = {"Authorization": f"Bearer {cluster.token}", "Content-Type": "application/json"}
+    t = Transport(cluster.url, headers=head)
+    status, _, body = t.request("GET", "/memories?agent_id=x")
+    assert status == 400 and json.loads(body)["error"]["type"] == "IdentityError"
+    status, _, body = t.request("POST", "/memories", json.dumps({"messages": [{"role": "user", "content": "hi"}],
+                                                                 "agent_id": "lonely-agent", "infer": False}))
+    assert status == 200                                               # a write by agent: the agent's shard
+    mid = json.loads(body)["results"][0]["id"]
+    owner = shard_of_key("lonely-agent", 3)
+    assert [s for s, _ in _placed(cluster)[mid]] == [owner]
+    # Straight to a shard that does not own the scope: refused, nothing stored, the right shard named.
+    wrong = cluster.servers[(owner + 1) % 3]
+    direct = Transport(wrong.url, headers=head)
+    status, _, body = direct.request("POST", "/memories", json.dumps({
+        "messages": [{"role": "user", "content": "misrouted"}], "agent_id": "lonely-agent", "infer": False}))
+    err = json.loads(body)["error"]
+    assert status == 421 and err["type"] == "WrongShardError" and err["fields"]["shard"] == owner
+
+
+@needs_haproxy
+def test_kill_9_of_a_shard_fails_only_its_users(cluster, tmp_path):
+    victim = 1
+    users = [f"k-{i}" for i in range(30)]
+    assert {shard_of_key(u, 3) for u in users} == {0, 1, 2}
+    procs, logs = _workers(cluster.url, cluster.token, tmp_path, ["client"] * 3, users, 7, "kill")
+    time.sleep(2.5)
+    killed_at = time.time()
+    cluster.kill_shard(victim)
+    for p in procs:
+        assert p.wait(120) == 0
+    records = _records(logs)
+    errors = [r for r in records if r["op"] == "error"]
+    assert errors and {r["type"] for r in errors} == {"ServerUnavailableError"}
+    assert {shard_of_key(r["user"], 3) for r in errors} == {victim}
+    after = [r for r in records if r["op"] == "ack" and r["t"] > killed_at + 0.5]
+    assert after and all(shard_of_key(r["user"], 3) != victim for r in after)    # the others go on
+    cluster.restart_shard(victim)
+    cluster.wait_ready()
+    _assert_each_ack_once_on_its_shard(records, _placed(cluster), 3)
+
+
+@needs_haproxy
+def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
+    users = [f"r-{i}" for i in range(30)]
+    with ClusterProcess(tmp_path / "c", shards=2, config=HASHING) as c:
+        m = c.client()
+        before = [(u, m.add(f"{u} was here first, take {k}", user_id=u, infer=False)["results"][0]["id"])
+                  for u in users for k in range(2)]
+        moving = {u for u in users if shard_of_key(u, 2) != shard_of_key(u, 3)}
+        assert moving and len(moving) < len(users)
+        procs, logs = _workers(c.url, c.token, tmp_path, ["client", "client"], users, 25, "grow")
+        time.sleep(1.0)
+        c.servers.append(c.make_shard(2, 3).start())                  # 1. the new shard
+        c.start_balancer()                                             # 2. the balancer learns 3 shards
+        for i in (0, 1):                                               # 3. the old shards too
+            c.restart_shard(i, 3)
+        c.wait_ready()
+        old = ",".join(s.url for s in c.servers[:2])
+        new = ",".join(s.url for s in c.servers)
+        cmd = [sys.executable, "-m", "memstore.cli", "cluster", "rebalance", "--from", old, "--to", new,
+               "--staging", str(tmp_path / "staging"), "--token", c.token]
+        first = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(3):                                             # 4. kill -9 in the middle of the moves
+            line = first.stderr.readline()
+            assert line.startswith("moving"), line + first.stderr.read()
+        first.kill()
+        first.wait()
+        rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr
+        report = json.loads(rerun.stdout)
+        for p in procs:
+            assert p.wait(120) == 0
+        records = _records(logs)
+        assert {r["type"] for r in records if r["op"] == "error"} <= {"ServerUnavailableError", "WrongShardError"}
+        journal = [json.loads(x) for x in (tmp_path / "staging" / "rebalance-journal.jsonl").read_text().splitlines()]
+        receipts = {r["user_id"]: r["receipt"] for r in journal if r["step"] == "forgotten"}
+        assert set(receipts) == moving and report["moved"] == len(moving)      # a receipt per moved user
+        assert all(r["scope"] == {"user_id": u} or r.get("id") for u, r in receipts.items())
+        where = _placed(c)
+        for u, mid in before:
+            assert where[mid] == [(shard_of_key(u, 3), u)]
+        _assert_each_ack_once_on_its_shard(records, where, 3)
+        doctor = c.client().doctor()
+        assert doctor.filter(doctor["severity"] == "error").height == 0
