@@ -164,8 +164,8 @@ def test_mixed_load_lands_every_write_once_on_its_shard(cluster, tmp_path):
     _assert_each_ack_once_on_its_shard(records, _placed(cluster), 3)
     m = cluster.client()
     assert isinstance(m, ClusterClient) and m.shards == 3
-    doctor = m.doctor()                                                 # fans out, one row set per shard
-    assert set(doctor["shard"].to_list()) == {0, 1, 2}
+    doctor = m.doctor()                                     # fans out: every shard's violations, by shard
+    assert "shard" in doctor.columns
     assert doctor.filter(doctor["severity"] == "error").height == 0
 
 
@@ -253,14 +253,15 @@ def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
         old = ",".join(s.url for s in c.servers[:2])
         new = ",".join(s.url for s in c.servers)
         cmd = [sys.executable, "-m", "memstore.cli", "cluster", "rebalance", "--from", old, "--to", new,
-               "--staging", str(tmp_path / "staging"), "--token", c.token]
-        first = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+               "--staging", str(tmp_path / "staging")]
+        env = {**os.environ, "MEMSTORE_TOKEN": c.token}
+        first = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         for _ in range(3):                                             # 4. kill -9 in the middle of the moves
             line = first.stderr.readline()
             assert line.startswith("moving"), line + first.stderr.read()
         first.kill()
         first.wait()
-        rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
         assert rerun.returncode == 0, rerun.stderr
         report = json.loads(rerun.stdout)
         for p in procs:

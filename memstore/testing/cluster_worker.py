@@ -45,6 +45,13 @@ def _text(a: argparse.Namespace, n: int, user: str) -> str:
     return f"note {a.kind}-{a.worker}-{n} for {user}: item {random.randrange(10**9)}"
 
 
+def _fact(rnd: random.Random) -> str:
+    """A sentence the offline extractor turns into a fact (MCP's add_memory extracts)."""
+    what = rnd.choice(("red apples", "blue pens", "old maps", "green tea", "spare tyres", "paper kites"))
+    where = rnd.choice(("market", "harbour", "station", "bakery", "library"))
+    return f"I bought {rnd.randrange(2, 10**6)} {what} at the {where} on day {rnd.randrange(1, 10**4)}"
+
+
 def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) -> None:
     from memstore.client.connect import connect
     from memstore.errors import MemstoreError
@@ -121,7 +128,7 @@ def _mcp(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) -> 
                         if time.monotonic() >= deadline:
                             break
                         n += 1
-                        res = await c.call_tool("add_memory", {"text": _text(a, n, user)})
+                        res = await c.call_tool("add_memory", {"text": _fact(rnd)})
                         if res.is_error:
                             emit(op="error", user=user, type="ToolError", message=str(res.content)[:300])
                             continue
