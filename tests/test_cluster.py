@@ -267,11 +267,16 @@ def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
         for p in procs:
             assert p.wait(120) == 0
         records = _records(logs)
-        assert {r["type"] for r in records if r["op"] == "error"} <= {"ServerUnavailableError", "WrongShardError"}
+        errors = [r for r in records if r["op"] == "error"]
+        assert {r["type"] for r in errors} <= {"ServerUnavailableError", "WrongShardError", "NotFoundError"}
+        # A moving user's older memories are on the old shard until moved (README: reads of a moving user).
+        assert all(r["user"] in moving for r in errors if r["type"] == "NotFoundError")
         journal = [json.loads(x) for x in (tmp_path / "staging" / "rebalance-journal.jsonl").read_text().splitlines()]
-        receipts = {r["user_id"]: r["receipt"] for r in journal if r["step"] == "forgotten"}
-        assert set(receipts) == moving and report["moved"] == len(moving)      # a receipt per moved user
-        assert all(r["scope"] == {"user_id": u} or r.get("id") for u, r in receipts.items())
+        done = {r["user_id"]: r for r in journal if r["step"] == "forgotten"}
+        assert set(done) == moving and report["moved"] == len(moving)          # a receipt per moved user
+        assert len(report["receipts"]) == len(moving)
+        for rec in done.values():       # the old shard erased exactly what was verified on the new one
+            assert rec["receipt"]["id"] and rec["receipt"]["rows_removed"]["memories"] == rec["memory_ids"] >= 2
         where = _placed(c)
         for u, mid in before:
             assert where[mid] == [(shard_of_key(u, 3), u)]

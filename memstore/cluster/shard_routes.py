@@ -19,6 +19,8 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
+from fastapi import Request      # at module level: the routes' annotations are resolved here
+
 from memstore.cluster.placement import PLACEMENT, shard_of_key
 from memstore.errors import AuthError, IdentityError, WrongShardError
 
@@ -27,7 +29,6 @@ ACTOR = "memstore cluster rebalance"
 
 def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token: str | None) -> None:
     """Add the /cluster/* routes of shard `shard` of `shards` to the FastAPI `app` serving `memory`."""
-    from fastapi import Request
     from fastapi.responses import Response
     from starlette.concurrency import run_in_threadpool
 
