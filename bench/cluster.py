@@ -61,8 +61,8 @@ def _p50(xs: list[float]) -> float:
 
 def added_latency(cluster, users: list[str], n: int = 150) -> tuple[float, float]:
     """p50 ms of get_all(user, top_k=1) straight to the owning shard and through the balancer."""
-    from memstore.client.http_memory import MemoryClient
-    from memstore.cluster.placement import shard_of_key
+    from memstore.api.http_client import MemoryClient
+    from memstore.core.placement import shard_of_key
 
     via = cluster.client()
     direct = [MemoryClient(s.url, token=cluster.token) for s in cluster.servers]
@@ -80,7 +80,7 @@ def added_latency(cluster, users: list[str], n: int = 150) -> tuple[float, float
 
 
 def run(shards: int, args: argparse.Namespace, root: Path) -> dict:
-    from memstore.cluster.placement import shard_of_key
+    from memstore.core.placement import shard_of_key
     from memstore.testing.cluster_process import ClusterProcess
 
     users = [f"bench-{i}" for i in range(args.users)]

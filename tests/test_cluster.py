@@ -14,11 +14,11 @@ import zlib
 
 import pytest
 
-from memstore.cluster.client import ClusterClient, route_key
+from memstore.api.cluster_client import ClusterClient, route_key
 from memstore.cluster.haproxy import haproxy_config
-from memstore.cluster.placement import SLOTS, jump_hash, parse_shard, shard_of, shard_of_key, slot_of, slot_table
+from memstore.core.placement import SLOTS, jump_hash, parse_shard, shard_of, shard_of_key, slot_of, slot_table
 from memstore.cluster.shard_guard import ShardGuard
-from memstore.errors import ConfigError, CrossShardError, WrongShardError
+from memstore.core.errors import ConfigError, CrossShardError, WrongShardError
 from memstore.testing.cluster_process import ClusterProcess, haproxy_available
 
 HASHING = {"embedder": {"provider": "hashing"}}
@@ -117,7 +117,7 @@ def _records(logs):
 
 def _placed(cluster):
     """{memory id: [(shard, user_id), ...]} over every shard's store, read on the shard itself."""
-    from memstore.client.http_memory import MemoryClient
+    from memstore.api.http_client import MemoryClient
 
     where = collections.defaultdict(list)
     for i, srv in enumerate(cluster.servers):
@@ -191,7 +191,7 @@ def test_cross_shard_reads_fan_out_or_point_at_the_lake(cluster):
 
 @needs_haproxy
 def test_balancer_routes_raw_rest_and_refuses_what_names_no_user(cluster):
-    from memstore.client.transport import Transport
+    from memstore.wire.transport import Transport
 
     head = {"Authorization": f"Bearer {cluster.token}", "Content-Type": "application/json"}
     t = Transport(cluster.url, headers=head)

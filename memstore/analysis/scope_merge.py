@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.parquet_export import store_tables
 from memstore.analysis.parquet_import import verify_export
-from memstore.analysis.quoting import sql_ident
-from memstore.errors import ExportError
+from memstore.store.quoting import sql_ident
+from memstore.core.errors import ExportError
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -45,7 +46,7 @@ def merge_scope_export(db: Database, directory: str | os.PathLike) -> dict[str, 
     root = Path(directory).resolve()
     targets = store_tables(db)
     counts: dict[str, dict[str, int]] = {}
-    with db.transaction("merge_scope_export"):
+    with write_unit(db, "merge_scope"):
         for table in manifest["tables"]:
             if table in NOT_MERGED:
                 continue

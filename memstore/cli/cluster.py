@@ -20,7 +20,7 @@ def cmd_haproxy(args: argparse.Namespace) -> int:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    from memstore.cluster.placement import slot_of, shard_of_key
+    from memstore.core.placement import slot_of, shard_of_key
 
     for key in args.keys:
         print(f"{key}\tslot {slot_of(key)}\tshard {shard_of_key(key, args.shards)}/{args.shards}")

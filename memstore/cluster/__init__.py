@@ -5,7 +5,7 @@ the cluster client (routes and fans out) and rebalancing.
     memstore cluster haproxy --shards http://h0:9000,http://h1:9001,http://h2:9002 > memstore.cfg
     haproxy -f memstore.cfg
 
->>> from memstore.cluster.placement import shard_of
+>>> from memstore.core.placement import shard_of
 >>> shard_of({"user_id": "alice"}, 3) in (0, 1, 2)
 True
 """

@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from memstore.cluster.placement import PLACEMENT, SLOTS, slot_table
-from memstore.errors import ConfigError
+from memstore.core.placement import PLACEMENT, SLOTS, slot_table
+from memstore.core.errors import ConfigError
 
 SLOT_HEADER = "x-memstore-slot"
 SHARD_HEADER = "x-memstore-shard"

@@ -33,9 +33,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from memstore.client.transport import Transport
-from memstore.client.wire import dumps, loads
-from memstore.errors import ConfigError, ServerError
+from memstore.wire.transport import Transport
+from memstore.wire.format import dumps, loads
+from memstore.core.errors import ConfigError, ServerError
 
 JOURNAL = "rebalance-journal.jsonl"
 COPY_ATTEMPTS = 3
@@ -50,7 +50,7 @@ class ShardAdmin:
         self._t = Transport(self.url, headers=headers, timeout=timeout)
 
     def call(self, op: str, body: dict[str, Any] | None = None, method: str = "POST") -> Any:
-        from memstore.client.http_memory import _answer
+        from memstore.api.http_client import _answer
 
         status, headers, content = self._t.request(method, f"/cluster/{op}", dumps(body or {}) if method == "POST"
                                                    else None, headers={"Content-Type": "application/json"})

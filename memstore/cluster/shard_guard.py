@@ -23,11 +23,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from memstore.cluster.placement import SCOPE_KEYS, scope_key, shard_of_key
-from memstore.errors import WrongShardError
+from memstore.core.placement import CREATING, SCOPE_KEYS, scope_key, shard_of_key
+from memstore.core.errors import WrongShardError
 
-# Calls that create a scope's rows: placed by their scope key even without a user_id.
-CREATING = frozenset({"add", "ingest", "ingest_upload"})
 
 
 def check_owner(method: str, kwargs: Mapping[str, Any], shard: int, shards: int) -> None:

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from fastapi import Request      # at module level: the routes' annotations are resolved here
 
-from memstore.cluster.placement import PLACEMENT, shard_of_key
-from memstore.errors import AuthError, IdentityError, WrongShardError
+from memstore.core.placement import PLACEMENT, shard_of_key
+from memstore.core.errors import AuthError, IdentityError, WrongShardError
 
 ACTOR = "memstore cluster rebalance"
 
@@ -32,7 +32,7 @@ def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token:
     from fastapi.responses import Response
     from starlette.concurrency import run_in_threadpool
 
-    from memstore.client.wire import dumps, loads
+    from memstore.wire.format import dumps, loads
 
     def check_token(request: Request) -> None:
         if token is None:

@@ -88,7 +88,7 @@ class ClusterProcess:
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Until the balancer answers with the current shard count and every shard passes its check."""
-        from memstore.cluster.client import cluster_layout
+        from memstore.api.cluster_client import cluster_layout
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -99,7 +99,7 @@ class ClusterProcess:
         raise RuntimeError(f"balancer at {self.url} not ready:\n{(self.root / 'haproxy.log').read_text()[-3000:]}")
 
     def _all_up(self) -> bool:
-        from memstore.client.transport import Transport, TransportError
+        from memstore.wire.transport import Transport, TransportError
 
         t = Transport(self.url, timeout=2.0)
         try:
@@ -114,7 +114,7 @@ class ClusterProcess:
             t.close()
 
     def client(self) -> Any:
-        from memstore.client.connect import connect
+        from memstore.api.connect import connect
 
         return connect(self.url, token=self.token)
 

@@ -53,8 +53,8 @@ def _fact(rnd: random.Random) -> str:
 
 
 def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) -> None:
-    from memstore.client.connect import connect
-    from memstore.errors import MemstoreError
+    from memstore.api.connect import connect
+    from memstore.core.errors import MemstoreError
 
     m = connect(a.url, token=a.token)
     rnd = random.Random(a.worker)
@@ -80,7 +80,7 @@ def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) 
 def _rest(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) -> None:
     from urllib.parse import quote
 
-    from memstore.client.transport import Transport, TransportError
+    from memstore.wire.transport import Transport, TransportError
 
     t = Transport(a.url, headers={"Authorization": f"Bearer {a.token}", "Content-Type": "application/json"},
                   timeout=60)
