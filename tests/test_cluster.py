@@ -283,3 +283,27 @@ def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
         _assert_each_ack_once_on_its_shard(records, where, 3)
         doctor = c.client().doctor()
         assert doctor.filter(doctor["severity"] == "error").height == 0
+
+
+def test_scope_merge_copies_one_user_and_a_rerun_stores_nothing_twice(tmp_path):
+    from memstore import Memory
+    from memstore.analysis.scope_merge import merge_scope_export
+
+    with Memory(tmp_path / "a.duckdb", config=HASHING) as a, Memory(tmp_path / "b.duckdb", config=HASHING) as b:
+        a.add("Ana lives in Lisbon and works at Acme", user_id="ana")
+        a.add("I bought 3 blue pens at the station", user_id="ana", agent_id="shop")
+        a.add("Bo keeps bees", user_id="bo", infer=False)
+        b.add("Cy plays chess", user_id="cy", infer=False)
+        a.export_parquet(tmp_path / "x", scope={"user_id": "ana"}, partition_by=None)
+        first = merge_scope_export(b.db, tmp_path / "x")
+        again = merge_scope_export(b.db, tmp_path / "x")
+        want = {r["id"]: r["memory"] for r in a.get_all(user_id="ana", top_k=1000)["results"]}
+        got = {r["id"]: r["memory"] for r in b.get_all(user_id="ana", top_k=1000)["results"]}
+        assert want and got == want
+        assert first["memories"]["inserted"] == first["memories"]["exported"] == len(want)
+        assert all(t["inserted"] == 0 for t in again.values())           # the re-run stored nothing
+        assert b.get_all(user_id="bo")["results"] == []                  # only the exported user came
+        assert [h["event"] for h in b.history(next(iter(want)))] == [h["event"] for h in a.history(next(iter(want)))]
+        assert b.search("where does ana live", user_id="ana")["results"][0]["memory"] == want[
+            a.search("where does ana live", user_id="ana")["results"][0]["id"]]
+        assert b.doctor().filter(b.doctor()["severity"] == "error").height == 0
