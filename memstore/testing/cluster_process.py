@@ -47,10 +47,20 @@ class ClusterProcess:
                              env={"MEMSTORE_TOKEN": self.token})
 
     def start_shards(self, n: int) -> None:
+        """Start shards 0..n-1 side by side (each waits for its own server to answer)."""
+        from concurrent.futures import ThreadPoolExecutor
+
         procs = [self.make_shard(i, n) for i in range(n)]
-        for p in procs:
-            p.start()
+        with ThreadPoolExecutor(n) as pool:
+            list(pool.map(lambda p: p.start(), procs))
         self.servers = procs
+
+    def restart_shards(self, indexes: list[int], n: int) -> None:
+        """`restart_shard` for several shards side by side."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(indexes)) as pool:
+            list(pool.map(lambda i: self.restart_shard(i, n), indexes))
 
     def restart_shard(self, i: int, n: int | None = None) -> ServerProcess:
         """Stop shard i (if running) and start it again on the same port, as shard i of `n`."""

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worker", type=int, default=0)
     ap.add_argument("--token", default=os.environ.get("MEMSTORE_TOKEN"))
     ap.add_argument("--ops", default="add,read", help="add,read (default) or add,search (bench)")
+    ap.add_argument("--stop-file", default=None, help="stop early once this file exists")
     a = ap.parse_args(argv)
     users = a.users.split(",")
     with open(a.log, "a", encoding="utf-8") as log:
@@ -39,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         run = {"client": _client, "rest": _rest, "mcp": _mcp}[a.kind]
         run(a, users, emit)
     return 0
+
+
+def _running(a: argparse.Namespace, deadline: float) -> bool:
+    return time.monotonic() < deadline and not (a.stop_file and os.path.exists(a.stop_file))
 
 
 def _text(a: argparse.Namespace, n: int, user: str) -> str:
@@ -59,7 +64,7 @@ def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) 
     m = connect(a.url, token=a.token)
     rnd = random.Random(a.worker)
     deadline, n = time.monotonic() + a.seconds, 0
-    while time.monotonic() < deadline:
+    while _running(a, deadline):
         user, n = rnd.choice(users), n + 1
         t0 = time.perf_counter()
         try:
@@ -86,7 +91,7 @@ def _rest(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) ->
                   timeout=60)
     rnd = random.Random(1000 + a.worker)
     deadline, n = time.monotonic() + a.seconds, 0
-    while time.monotonic() < deadline:
+    while _running(a, deadline):
         user, n = rnd.choice(users), n + 1
         body = {"messages": [{"role": "user", "content": _text(a, n, user)}], "user_id": user, "infer": False}
         try:
@@ -118,14 +123,14 @@ def _mcp(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) -> 
 
     async def run() -> None:
         deadline, n = time.monotonic() + a.seconds, 0
-        while time.monotonic() < deadline:
+        while _running(a, deadline):
             user = rnd.choice(users)
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {a.token}"},
                                       timeout=httpx2.Timeout(60.0, read=120.0))
             try:
                 async with Client(streamable_http_client(f"{a.url}/mcp/load/{user}", http_client=http)) as c:
                     for _ in range(5):
-                        if time.monotonic() >= deadline:
+                        if not _running(a, deadline):
                             break
                         n += 1
                         res = await c.call_tool("add_memory", {"text": _fact(rnd)})
