@@ -244,7 +244,7 @@ def test_kill_9_of_a_shard_fails_only_its_users(cluster, tmp_path):
 
 @needs_haproxy
 def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
-    users = [f"r-{i}" for i in range(30)]
+    users = [f"r-{i}" for i in range(18)]
     with ClusterProcess(tmp_path / "c", shards=2, config=HASHING) as c:
         m = c.client()
         before = [(u, m.add(f"{u} was here first, take {k}", user_id=u, infer=False)["results"][0]["id"])
