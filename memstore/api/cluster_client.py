@@ -218,7 +218,7 @@ class ClusterClient(MemoryClient):
         return merge([None], body["kwargs"]) if merge else None
 
 
-def cluster_layout(url: str, token: str | None = None, timeout: float = 5.0) -> dict[str, Any] | None:
+def cluster_layout(url: str, token: str | None = None, timeout: float = 2.0) -> dict[str, Any] | None:
     """The balancer's `GET /cluster` answer, or None when `url` is a single server (or not memstore)."""
     from memstore.wire.transport import Transport, TransportError
     from memstore.wire.format import loads
