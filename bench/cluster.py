@@ -6,7 +6,8 @@ the owner's CPU per operation on each shard, and what N machines would give.
 
 Every shard and HAProxy run on this machine (hashing embedder: the store is measured, not the model),
 so on a small shared machine the shards compete for the same cores and the absolute gain from more
-shards is small. The load-independent figures are the CPU per operation (psutil, per process) and the
+shards is small. The load-independent figures are the CPU per operation (psutil, per process, less
+what each process burns idle over the same time: health checks, timers) and the
 capacity they imply: one shard's owner process can do 1/cpu_per_op operations per CPU-second, so N
 machines with C free cores each are predicted to do about N*C/cpu_per_op, until HAProxy's own CPU per
 operation caps it. Prints `uptime` load with every phase.
@@ -59,7 +60,7 @@ def _p50(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def added_latency(cluster, users: list[str], n: int = 150) -> tuple[float, float]:
+def added_latency(cluster, users: list[str], n: int = 400) -> tuple[float, float]:
     """p50 ms of get_all(user, top_k=1) straight to the owning shard and through the balancer."""
     from memstore.api.http_client import MemoryClient
     from memstore.core.placement import shard_of_key
@@ -85,15 +86,24 @@ def run(shards: int, args: argparse.Namespace, root: Path) -> dict:
 
     users = [f"bench-{i}" for i in range(args.users)]
     out: dict = {"shards": shards}
-    with ClusterProcess(root / f"c{shards}", shards=shards, config=HASHING) as c:
+    # Health checks every 5 s: at the tests' 0.3 s they would cost the shards more CPU than the load.
+    with ClusterProcess(root / f"c{shards}", shards=shards, config=HASHING, check_interval_ms=5000) as c:
         pids = [s.proc.pid for s in c.servers]
+        idle0, hidle0, t0 = [_cpu(p) for p in pids], _cpu(c.haproxy.pid), time.monotonic()
+        time.sleep(3.0)                       # what the processes burn with no load, subtracted below
+        idle_s = time.monotonic() - t0
+        idle_rate = [(_cpu(p) - x) / idle_s for p, x in zip(pids, idle0)]
+        hidle_rate = (_cpu(c.haproxy.pid) - hidle0) / idle_s
+        out["idle_cpu_ms_per_s"] = [round(1000 * r, 1) for r in idle_rate]
         for phase, ops in (("add", "add"), ("search", "add,search")):
             cpu0 = [_cpu(p) for p in pids]
             hap0 = _cpu(c.haproxy.pid)
             load = _load()
+            t1 = time.monotonic()
             recs = _phase(c.url, c.token, root, args.clients, users, args.seconds, ops, f"c{shards}-{phase}")
-            cpu = [_cpu(p) - x for p, x in zip(pids, cpu0)]
-            hap = _cpu(c.haproxy.pid) - hap0
+            wall = time.monotonic() - t1
+            cpu = [max(0.0, _cpu(p) - x - r * wall) for p, x, r in zip(pids, cpu0, idle_rate)]
+            hap = max(0.0, _cpu(c.haproxy.pid) - hap0 - hidle_rate * wall)
             acks = [r for r in recs if r["op"] == phase.replace("add", "ack")]
             errs = [r for r in recs if r["op"] == "error"]
             all_ops = [r for r in recs if r["op"] in ("ack", "search")]
@@ -126,6 +136,7 @@ def main() -> int:
                 print(f"   {phase:6s} {p['ops_per_s']:7.1f}/s  p50 {p['p50_ms']:6.1f} ms  errors {p['errors']}  "
                       f"owner CPU ms/op by shard {p['cpu_ms_per_op_by_shard']}  haproxy CPU ms/op "
                       f"{p['haproxy_cpu_ms_per_op']}  ({p['load']})")
+            print(f"   idle CPU ms/s by shard (subtracted): {r['idle_cpu_ms_per_s']}")
             print(f"   get_all p50: {r['direct_p50_ms']:.2f} ms direct, {r['balancer_p50_ms']:.2f} ms through HAProxy "
                   f"(+{r['balancer_p50_ms'] - r['direct_p50_ms']:.2f} ms)")
     print("\nsummary (adds/s, searches/s; load-independent: CPU ms per op)")
