@@ -317,3 +317,15 @@ def test_scope_merge_copies_one_user_and_a_rerun_stores_nothing_twice(tmp_path):
         assert b.search("where does ana live", user_id="ana")["results"][0]["memory"] == want[
             a.search("where does ana live", user_id="ana")["results"][0]["id"]]
         assert b.doctor().filter(b.doctor()["severity"] == "error").height == 0
+
+
+def test_cli_prints_the_config_and_placements(capsys):
+    from memstore.cli import main
+
+    assert main(["cluster", "haproxy", "--shards", "http://127.0.0.1:9000,http://127.0.0.1:9001"]) == 0
+    cfg = capsys.readouterr().out
+    assert "backend shard1" in cfg and "server shard0 127.0.0.1:9000" in cfg
+    assert main(["cluster", "place", "alice", "--shards", "3"]) == 0
+    assert capsys.readouterr().out.split() == ["alice", "slot", str(slot_of("alice")), "shard",
+                                               f"{shard_of_key('alice', 3)}/3"]
+    assert main(["cluster", "haproxy", "--shards", "ftp://x"]) == 1             # a typed error, no traceback
