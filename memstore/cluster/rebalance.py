@@ -140,6 +140,8 @@ def rebalance(old_urls: list[str], new_urls: list[str], *, token: str | None, st
                 journal.write({**move, "step": "started", "at": time.time()})
                 _move(src, admins[move["to"]], move, staging, journal)
                 sources.add(src.url)
+        # Every shard that gave users away, in this run or a killed one, rewrites its file once.
+        sources |= {rec["from"] for rec in journal.done.values() if rec["from"] in admins}
         scrubbed = [{"shard": url, **admins[url].call("scrub_store")} for url in sorted(sources)]
         for rec in journal.done.values():
             moved.append(rec)
