@@ -246,6 +246,10 @@ def test_kill_9_of_a_shard_fails_only_its_users(cluster, tmp_path):
 def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
     users = [f"r-{i}" for i in range(18)]
     with ClusterProcess(tmp_path / "c", shards=2, config=HASHING) as c:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        new_shard = pool.submit(lambda: c.make_shard(2, 3).start())      # 1. the new shard, starting meanwhile
         m = c.client()
         before = [(u, m.add(f"{u} was here first, take {k}", user_id=u, infer=False)["results"][0]["id"])
                   for u in users for k in range(2)]
@@ -254,7 +258,8 @@ def test_rebalance_2_to_3_under_load_killed_and_rerun(tmp_path):
         stop = tmp_path / "stop"                                       # the load runs until the end
         procs, logs = _workers(c.url, c.token, tmp_path, ["client", "client"], users, 600, "grow", stop)
         time.sleep(1.0)
-        c.servers.append(c.make_shard(2, 3).start())                  # 1. the new shard
+        c.servers.append(new_shard.result())
+        pool.shutdown()
         c.start_balancer()                                             # 2. the balancer learns 3 shards
         c.restart_shards([0, 1], 3)                                    # 3. the old shards too
         c.wait_ready()
