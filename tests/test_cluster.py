@@ -334,3 +334,17 @@ def test_cli_prints_the_config_and_placements(capsys):
     assert capsys.readouterr().out.split() == ["alice", "slot", str(slot_of("alice")), "shard",
                                                f"{shard_of_key('alice', 3)}/3"]
     assert main(["cluster", "haproxy", "--shards", "ftp://x"]) == 1             # a typed error, no traceback
+
+
+def test_fan_out_with_a_shard_unreachable_names_it_and_does_not_hang():
+    from memstore import ServerUnavailableError
+    from memstore.testing.server_process import free_port
+
+    # Nothing listens behind this "balancer": every shard of the fan-out is unreachable.
+    m = ClusterClient(f"http://127.0.0.1:{free_port()}", token="t", layout={"service": "memstore-cluster",
+                                                                            "shards": 3})
+    with pytest.raises(ServerUnavailableError, match=r"\[0, 1, 2\]"):
+        m.get_all(agent_id="bot")
+    with pytest.raises(ServerUnavailableError):
+        m.get("some-id")
+    m.close()

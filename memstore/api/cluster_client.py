@@ -3,7 +3,7 @@
 `memstore.connect(url)` returns one when `url` answers `GET /cluster` (the balancer does). A call
 that names a user goes to the user's shard: the client sends the scope's slot in `X-Memstore-Slot`
 (placement.py) and HAProxy picks the shard. A call that names no user either fans out to every shard
-(`X-Memstore-Shard: i`) and merges, or, for analyst SQL and exports, raises `CrossShardError`
+(`X-Memstore-Shard: i`, side by side) and merges, or, for analyst SQL and exports, raises `CrossShardError`
 pointing at the lake. `FANOUT` says which, per method (README: "Many machines").
 
 >>> route_key("search", {"user_id": "alice", "agent_id": "bot"}), route_key("add", {"agent_id": "bot"})
@@ -121,6 +121,8 @@ class ClusterClient(MemoryClient):
                  layout: dict[str, Any] | None = None) -> None:
         super().__init__(url, token=token, timeout=timeout)
         self._layout = layout
+        self._pool: Any = None
+        self._pool_size = 0
 
     def __repr__(self) -> str:
         return f"ClusterClient({self.url!r}, shards={self.shards})"
@@ -180,18 +182,49 @@ class ClusterClient(MemoryClient):
             return self._on_shard(0, name, body)
         if how == "owner":
             return self._owner(name, body, n, merge)
-        results, down = [], []
-        for i in range(n):
-            try:
-                results.append(self._on_shard(i, name, body))
-            except ServerUnavailableError:
-                down.append(i)
+        answers = self._every_shard(n, name, body)
+        down = [i for i, a in enumerate(answers) if isinstance(a, ServerUnavailableError)]
+        for a in answers:
+            if isinstance(a, BaseException) and not isinstance(a, ServerUnavailableError):
+                raise a
+        results = [a for a in answers if not isinstance(a, BaseException)]
         if down:
             raise ServerUnavailableError(
                 f"{name}() spans every shard and shard(s) {down} are down: answered by {n - len(down)} of {n}",
                 hint="retry when they are back (a change already made on the others is not undone; "
                      "repeating it is harmless)", shards=str(down), url=self.url)
         return merge(results, kwargs) if merge else results[0]  # type: ignore[misc]
+
+    def _every_shard(self, n: int, name: str, body: dict[str, Any]) -> list[Any]:
+        """Each shard's answer (or the error it raised), asked side by side: one thread and one
+        keep-alive connection per shard, kept for the client's life."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self._pool is None or self._pool_size < n:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+            self._pool, self._pool_size = ThreadPoolExecutor(n, thread_name_prefix="memstore-fanout"), n
+        self._client()                     # one Transport for every thread (its connections are per thread)
+
+        def ask(i: int) -> Any:
+            try:
+                return self._on_shard(i, name, body)
+            except Exception as exc:       # noqa: BLE001 - returned, then raised by the caller
+                return exc
+
+        return list(self._pool.map(ask, range(n)))
+
+    def close(self) -> None:
+        """Close the connections and the fan-out threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        super().close()
+
+    def _rediscover(self) -> None:
+        """After a broken connection: drop it (a balancer is not found through a store path, and the
+        fan-out threads, one of which may be calling this, stay)."""
+        MemoryClient.close(self)
 
     def _on_shard(self, i: int, name: str, body: dict[str, Any]) -> Any:
         return self._request("POST", f"/v1/{name}", body, headers={SHARD_HEADER: str(i)})
