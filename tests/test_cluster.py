@@ -214,6 +214,21 @@ def test_balancer_routes_raw_rest_and_refuses_what_names_no_user(cluster):
 
 
 @needs_haproxy
+def test_a_scoped_token_passes_through_the_balancer_unchanged(cluster):
+    from memstore import AuthError, connect
+
+    admin = cluster.client()
+    token = admin.create_token("ana-phone", user_id="ana")["token"]      # stored on ana's shard
+    ana = connect(cluster.url, token=token)
+    mid = ana.add("Ana plays the cello", user_id="ana", infer=False)["results"][0]["id"]
+    assert [r["id"] for r in ana.get_all(user_id="ana")["results"]] == [mid]
+    assert _placed(cluster)[mid] == [(shard_of_key("ana", 3), "ana")]
+    other = next(u for u in (f"o-{i}" for i in range(50)) if shard_of_key(u, 3) != shard_of_key("ana", 3))
+    with pytest.raises(AuthError):                                     # another user's shard: not its token
+        ana.add("not mine", user_id=other, infer=False)
+
+
+@needs_haproxy
 def test_kill_9_of_a_shard_fails_only_its_users(cluster, tmp_path):
     victim = 1
     users = [f"k-{i}" for i in range(30)]
