@@ -82,8 +82,9 @@ def load_raw(m: Memory, sample: dict) -> dict[str, set[str]]:
     return dict(ids)
 
 
-def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict) -> None:
-    """Append (category, {k: hit}) of each scorable question to table[sample_id]."""
+def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict, log: list | None = None) -> None:
+    """Append (category, {k: hit}) of each scorable question to table[sample_id] (and, with `log`,
+    the question, its evidence and the first ten results)."""
     uid = sample["sample_id"]
     valid = {t["dia_id"] for _n, _w, turns in sessions(sample["conversation"]) for t in turns}
     for qa in sample["qa"]:
@@ -97,6 +98,9 @@ def evaluate(m: Memory, sample: dict, ids: dict[str, set[str]], table: dict) -> 
         ranked = [ids.get(r["id"], set()) for r in res["results"]]
         hits = {k: any(r & evidence for r in ranked[:k]) for k in KS}
         table[uid].append((cat, hits))
+        if log is not None:
+            log.append({"conv": uid, "question": qa["question"], "category": cat, "evidence": sorted(evidence),
+                        "hits": hits, "top10": [(r["memory"], sorted(ids.get(r["id"], ()))) for r in res["results"][:10]]})
 
 
 def summarise(rows: list[tuple[int, dict[int, bool]]]) -> dict:
@@ -135,7 +139,8 @@ def main() -> None:
     ap.add_argument("--embedder", default="local", choices=("local", "hashing"))
     ap.add_argument("--raw-store", default=None, help="keep the raw-turn store in this directory and reuse it")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
-    ap.add_argument("--dump", default=None, help="write the offline memories (text, evidence) to this JSONL file")
+    ap.add_argument("--dump", default=None, help="write the offline memories (text, evidence) and each question's "
+                    "offline results and hits next to the raw store's hits to this JSONL file")
     args = ap.parse_args()
     wanted = SPLITS[args.split] if args.split != "both" else SPLITS["tune"] + SPLITS["check"]
     data = [s for s in json.loads(Path(args.data).read_text()) if s["sample_id"] in wanted]
@@ -170,8 +175,12 @@ def main() -> None:
                     for mid, text, who in zip(*(texts[c].to_list() for c in ("id", "memory", "attributed_to"))):
                         dump.write(json.dumps({"conv": uid, "memory": text, "who": who,
                                                "evidence": sorted(ids_off.get(mid, ()))}) + "\n")
-                evaluate(off, sample, ids_off, tables["offline"])
-                evaluate(raw, sample, ids_raw, tables["raw"])
+                logs: dict[str, list] = {"offline": [], "raw": []}
+                evaluate(off, sample, ids_off, tables["offline"], logs["offline"])
+                evaluate(raw, sample, ids_raw, tables["raw"], logs["raw"])
+                if dump:
+                    for o, r in zip(logs["offline"], logs["raw"]):
+                        dump.write(json.dumps({"question": o, "raw_hits": r["hits"]}) + "\n")
         if dump:
             dump.close()
     results: dict = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["candidate_sentences", "normalise", "split_sentences", "strip_discourse", "states_something"]
+__all__ = ["candidate_sentences", "normalise", "split_sentences", "strip_discourse", "states_something", "with_subject"]
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
 # Emoji and pictographs, variation selectors, zero-width joiners.
@@ -25,9 +25,12 @@ _FIXES = {"i": "I", "im": "I'm", "ive": "I've", "Id": "I'd", "dont": "don't", "d
 _FIX = re.compile(r"\b(?:i|im|ive|Id|dont|doesnt|didnt|cant|wont|isnt|u|ur)\b|’")
 _IS = re.compile(r"\b(name|job|plan|birthday)'s\b", re.IGNORECASE)     # "my name's Jo" (not a possessive)
 # A sentence that drops its "I" ("feeling sick today", "just moved to Denver!")
-_PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still)\s+)?(?:(feeling|moving|working|living|heading|staying|"
-                       r"flying|starting|visiting|dating|training)|(moved|started|got|quit|joined|adopted|broke up|"
-                       r"graduated|married|switched|left))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
+_PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still|recently|also)\s+)?(?:(feeling|moving|working|living|heading|"
+                       r"staying|flying|starting|visiting|dating|training|planning|thinking of|trying)|(been)|"
+                       r"(moved|started|got|quit|joined|adopted|broke up|graduated|married|switched|left|settled|"
+                       r"sold|bought|gave up|stopped|retired|finished|went|took|tried|met|made|found|lost|signed up|"
+                       r"love|loved|miss|wish))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
+_PRO_SUBJECT = ("I'm ", "I've ", "I ")
 # Any first-person word, however typed: a message without one is skipped at once.
 _ANY_FIRST = re.compile(r"\b(?:i|im|i'm|ive|i've|id|i'd|ill|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # Leading discourse markers and interjections ("Big news:", "Oh, by the way,", "honestly", "so yeah").
@@ -100,6 +103,18 @@ def states_something(sentence: str) -> bool:
     return _FIRST_PERSON.search(s) is not None
 
 
+def with_subject(sentence: str) -> str:
+    """A sentence that drops its "I" gets it back.
+
+    >>> with_subject("feeling sick today"), with_subject("Sold the Civic"), with_subject("Been to Rome once")
+    ("I'm feeling sick today", 'I sold the Civic', "I've been to Rome once")
+    """
+    m = _PRO_DROP.match(sentence)
+    if not m:
+        return sentence
+    return _PRO_SUBJECT[m.lastindex - 1] + sentence[0].lower() + sentence[1:]
+
+
 def candidate_sentences(text: str) -> list[str]:
     """The sentences of a message worth parsing, cleaned (the rest is skipped without spaCy)."""
     if not _ANY_FIRST.search(text) and not _PRO_DROP.match(text.strip()):
@@ -114,9 +129,7 @@ def _candidates(text: str) -> tuple[str, ...]:
         if sent.endswith("?"):
             continue
         s = strip_discourse(sent)
-        m = _PRO_DROP.match(s)
-        if m:                                   # "feeling sick today" -> "I'm feeling sick today"
-            s = ("I'm " if m.group(1) else "I ") + s[0].lower() + s[1:]
+        s = with_subject(s)
         if states_something(s):
             out.append(s)
     return tuple(out)

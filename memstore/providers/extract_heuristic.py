@@ -27,12 +27,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from memstore.pipeline.types import ContextMemory, Extraction, Fact, Message
-from memstore.providers.chat_text import candidate_sentences
-from memstore.providers.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.providers.said import CAPTION, coverage, statement_sentences
+from memstore.providers.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
 from memstore.truth.slots import detect_slot
 from memstore.providers.time_phrases import expires, when_stated
 
-PROMPT_VERSION = "heuristic-2"
+PROMPT_VERSION = "heuristic-3"
+# Below this share of a sentence's content words kept by its facts, the sentence is kept too.
+KEEP_BELOW = float(__import__("os").environ.get("KEEP_BELOW", "0.5"))
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
 _SUBJECT_I = re.compile(r"\b(I|[Ww]e)\b")
 _SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|We|We're|We've)\b[^,;]*$")
@@ -68,6 +70,14 @@ class HeuristicExtractor:
         start = time.perf_counter()
         facts: list[Fact] = []
         seen: set[str] = set()
+
+        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str) -> None:
+            if text and text.lower() not in seen:
+                seen.add(text.lower())
+                facts.append(Fact(text=text, attributed_to=who, role="user",
+                                  source_message_ids=[msg.id] if msg.id else [],
+                                  valid_from=when, kind=kind, expires_at=until))
+
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
                 for s in self._clauses(msg.content)]
         docs = [self.nlp(s) for _, s in todo]
@@ -75,26 +85,61 @@ class HeuristicExtractor:
         if self._parser is not None and unparsed:       # ingest's doc cache parsed them in bulk already
             for i, d in zip(unparsed, self._parser.pipe([docs[i] for i in unparsed], batch_size=64)):
                 docs[i] = d
-        for (msg, _), doc in zip(todo, docs):
+        kept: dict[int, list[str]] = {}             # message -> its sentences the rules dropped
+        for (msg, sentence), doc in zip(todo, docs):
             who = msg.name or speaker
-            for text, kind, when, until in self._facts(doc, who, msg):
-                if text and text.lower() not in seen:
-                    seen.add(text.lower())
-                    facts.append(Fact(text=text, attributed_to=who, role="user",
-                                      source_message_ids=[msg.id] if msg.id else [],
-                                      valid_from=when, kind=kind, expires_at=until))
+            found, rejected = self._facts(doc, who, msg)
+            for text, kind, when, until in found:
+                add(text, kind, when, until, msg, who)
+            if (not rejected or _opinion(doc)) and coverage(sentence, [t for t, *_ in found]) < KEEP_BELOW:
+                said = self._said(doc, who)             # the rules dropped most of it: keep the sentence
+                if said:
+                    kept.setdefault(id(msg), []).append(said)
+        for msg in messages:
+            if id(msg) in kept:                         # one memory of what the rules left, in order
+                text = ". ".join(kept[id(msg)])
+                who = msg.name or speaker
+                if not text.startswith(who):
+                    text = f"{who}: {text}"             # whose words these are, as the facts name them
+                when = when_stated(text, msg.created_at)
+                ok = when is not None and msg.created_at is not None and when <= msg.created_at
+                add(text, "said", when if ok else msg.created_at, None, msg, who)
+        for msg in messages:                            # a shared image's caption, said by the sharer
+            if msg.role == "user" and msg.content and "[" in msg.content:
+                for cap in CAPTION.findall(msg.content):
+                    what = re.sub(r"^(?:a |an )?(?:photo|photograph|photography|picture|image|pic) of\s+", "",
+                                  cap.strip(" ."), flags=re.IGNORECASE)
+                    add(f"{msg.name or speaker} shared a photo of {what}", "said", msg.created_at, None, msg,
+                        msg.name or speaker)
         return Extraction(status="ok" if facts else "empty", facts=facts, extractor="heuristic",
                           model="heuristic", prompt_version=PROMPT_VERSION,
                           latency_ms=(time.perf_counter() - start) * 1000)
 
+    def _said(self, doc: Any, who: str) -> str | None:
+        """The sentence itself in the third person ("I love that purple color" -> "Alice loves
+        that purple color"), without the person spoken to ("Maria, ..."); None for an order
+        ("Take a look at this")."""
+        toks = [t for t in doc if not t.is_space]
+        while toks and toks[-1].is_punct:
+            toks.pop()
+        if len(toks) > 2 and toks[0].tag_ == "NNP" and toks[1].text == ",":
+            toks = toks[2:]
+        if len(toks) > 2 and toks[-1].tag_ == "NNP" and toks[-2].text == ",":
+            toks = toks[:-2]
+        if not toks or (toks[0].tag_ == "VB" and toks[0].dep_ == "ROOT"
+                        and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in toks[0].children)):
+            return None
+        return self._rewrite(toks, who, about_other=True)
+
     @staticmethod
     def _clauses(text: str) -> list[str]:
-        """The sentences of a message that may state a fact (what gets parsed; ingest primes its
+        """The sentences of a message that state something (what gets parsed; ingest primes its
         doc cache with them)."""
-        return candidate_sentences(text)
+        return list(statement_sentences(text))
 
-    def _facts(self, doc: Any, who: str, msg: Message) -> list[tuple[str, str, Any, Any]]:
-        """(text, kind, valid_from, expires_at) of each fact the sentence states."""
+    def _facts(self, doc: Any, who: str, msg: Message) -> tuple[list[tuple[str, str, Any, Any]], bool]:
+        """(text, kind, valid_from, expires_at) of each fact the sentence states, and whether the
+        rules dropped a clause on purpose (hedged, conditional, about code)."""
         at = msg.created_at
         if self._parser is None:        # no parser: cut at "and/but/so" before a first-person clause
             out = []
@@ -103,14 +148,14 @@ class HeuristicExtractor:
                 if len(piece.split()) >= 2:
                     text = self._rewrite(list(self.nlp(piece)), who)
                     out.append((text, "state", at, None))
-            return out
+            return [o for o in out if o[0]], False
         clauses, relations, rejected = find_clauses(doc)
         out = [(_relation_fact(r, who), "state", at, None) for r in relations if r.partner]
         if not clauses and not rejected and _SPEAKER_FIRST.match(doc.text):
             # the parse found no subject (a mis-parse: "I don't eat gluten" with "gluten" as the verb),
             # yet the sentence opens with the speaker and nothing hedged it: take it whole
             text = self._rewrite(list(doc), who)
-            return out + ([(text, "state", at, None)] if text else [])
+            return out + ([(text, "state", at, None)] if text else []), False
         for c in clauses:
             # the parse already checked whose clause it is
             text = self._rewrite(c.toks, who, about_other=True, past=c.kind == "event")
@@ -123,7 +168,7 @@ class HeuristicExtractor:
         said = " ".join(t for t, *_ in out).lower()
         out += [(_relation_fact(r, who), "state", at, None) for r in relations
                 if not r.partner and f"{who}'s {r.noun} {r.name}".lower() not in said]
-        return out
+        return out, rejected
 
     def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False, past: bool = False) -> str | None:
         """The clause in the third person ("I also work" -> "Alice also works"); None when it is
@@ -207,6 +252,22 @@ def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
         if when is not None and at is not None and when <= at:
             return when, None
     return at, None
+
+
+_SPECULATION = frozenset({"might", "may", "could", "would", "should", "'d", "maybe", "perhaps", "possibly",
+                          "probably", "hopefully", "if", "unless", "whether", "wonder", "sure", "bet", "doubt",
+                          "imagine", "suppose", "assume", "wish", "dream", "reckon"})
+
+
+def _opinion(doc: Any) -> bool:
+    """A sentence the rules set aside that still says something as it stands: an opinion or a need
+    ("I think it's important to stand up for veterans", "We need to spread the word") rather than
+    speculation about oneself ("I might move", "I think I'll quit", "if I move ...") or code talk."""
+    if any(t.lower_ in _SPECULATION for t in doc) or ERRORISH.search(doc.text):
+        return False
+    # "I think I'm going to quit": the hedged complement is the speaker's own plan
+    return not any(t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("i", "we") and t.head.dep_ in ("ccomp", "xcomp")
+                   for t in doc)
 
 
 def _has_state_slot(text: str, who: str) -> bool:
