@@ -107,7 +107,7 @@ def _matches(g: Gold, p: dict) -> bool:
         return p["family"] is None and obj is not None and obj in _norm(p["text"])
     if p["family"] != g.slot or _norm(p["subject"]) != _norm(g.subject):
         return False
-    if g.slot in ("plan", "favorite"):        # the object is part of the slot key or value
+    if g.slot in ("plan", "favorite", "owns"):        # the object is part of the slot key or value
         return obj is not None and (obj in _norm(p["slot"]) or obj in (_norm(p["value"]) or ""))
     return _norm(p["value"]) == obj
 

@@ -28,15 +28,17 @@ _IS = re.compile(r"\b(name|job|plan|birthday)'s\b", re.IGNORECASE)     # "my nam
 _PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still|recently|also)\s+)?(?:(feeling|moving|working|living|heading|"
                        r"staying|flying|starting|visiting|dating|training|planning|thinking of|trying)|(been)|"
                        r"(moved|started|got|quit|joined|adopted|broke up|graduated|married|switched|left|settled|"
-                       r"sold|bought|gave up|stopped|retired|finished|went|took|tried|met|made|found|lost|signed up|"
+                       r"sold|bought|traded|handed|gave|stopped|retired|finished|went|took|tried|met|made|found|lost|signed up|"
                        r"love|loved|miss|wish))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
 _PRO_SUBJECT = ("I'm ", "I've ", "I ")
+_NO_LONGER = re.compile(r"^no longer\s+(?:(an?\s|vegan|vegetarian|pescatarian|single|married|engaged|together|in\s|at\s|"
+                        r"with\s|a\s|\w+ed\b|\w+ing\b)|\w)", re.IGNORECASE)
 # Any first-person word, however typed: a message without one is skipped at once.
 _ANY_FIRST = re.compile(r"\b(?:i|im|i'm|ive|i've|id|i'd|ill|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # Leading discourse markers and interjections ("Big news:", "Oh, by the way,", "honestly", "so yeah").
 _LEADING = re.compile(
     r"^(?:(?:big |great |good |sad |quick |some )?(?:news|update)\s*[:!,-]+|guess what[,!:]*|fun fact[:,]*|"
-    r"(?:oh|ah|um+|uh+|hmm+|well|so|ok(?:ay)?|yeah|yes|yep|no|nope|haha+|lol|lmao|omg|wow|ugh|anyway(?:s)?|"
+    r"(?:oh|ah|um+|uh+|hmm+|well|so|ok(?:ay)?|yeah|yes|yep|no(?!\s+longer\b)|nope|haha+|lol|lmao|omg|wow|ugh|anyway(?:s)?|"
     r"btw|fyi|by the way|honestly|actually|basically|also|plus|and|but|hey|hi|hello|oh and|ps|p\.s\.|"
     r"long story short|to be honest|tbh|as i said|like i said|just so you know|for context|side note|"
     r"update)\b[\s,:!.-]*)+", re.IGNORECASE)
@@ -109,6 +111,9 @@ def with_subject(sentence: str) -> str:
     >>> with_subject("feeling sick today"), with_subject("Sold the Civic"), with_subject("Been to Rome once")
     ("I'm feeling sick today", 'I sold the Civic', "I've been to Rome once")
     """
+    m = _NO_LONGER.match(sentence)
+    if m:                                   # "no longer vegan" / "no longer eat meat"
+        return ("I'm " if m.group(1) else "I ") + sentence[0].lower() + sentence[1:]
     m = _PRO_DROP.match(sentence)
     if not m:
         return sentence

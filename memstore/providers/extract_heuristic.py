@@ -129,7 +129,8 @@ class HeuristicExtractor:
         if not toks or (toks[0].tag_ == "VB" and toks[0].dep_ == "ROOT"
                         and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in toks[0].children)):
             return None
-        return self._rewrite(toks, who, about_other=True)
+        text = self._rewrite(toks, who, about_other=True)
+        return None if text is None or _is_self_naming(text, who) else text
 
     @staticmethod
     def _clauses(text: str) -> list[str]:

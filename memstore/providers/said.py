@@ -49,6 +49,7 @@ _SOCIAL = re.compile(
     r"absolutely|definitely|totally|exactly|same|me too|wow|cool|awesome|amazing|nice|great|sweet|lovely|"
     r"oh|ah|aw+|yay|woo+|omg|lol|haha+|true|right|ok(?:ay)?|alright|yes|yeah|yep|yup|no|nope|sounds|looks|"
     r"seems|bet|agreed|for sure|i know|i see|i agree|me neither|you too|you bet)\b", re.IGNORECASE)
+_THANKS = re.compile(r"\bthank(?:s| you)\b", re.IGNORECASE)
 # Words that carry no content of their own (function words, pronouns, chat adverbs, bare praise).
 _LIGHT = frozenset("""
 a an the and or but so if then than that this these those it its it's that's this's there there's here here's
@@ -76,7 +77,7 @@ def is_filler(sentence: str) -> bool:
     content = [w for w in words if w not in _LIGHT and len(w) > 2]
     if not content:
         return True
-    if _SOCIAL.match(sentence.strip()) and len(content) <= 1:
+    if (_SOCIAL.match(sentence.strip()) or _THANKS.search(sentence)) and len(content) <= 1:
         return True
     # a reaction to what the other said, named at the end: "That's a great goal, Jon!"
     return len(content) == 1 and len(words) <= 5 and words[0] in ("that", "that's", "this", "it", "it's",
@@ -94,11 +95,12 @@ def _as_statement(sentence: str) -> str:
     return s
 
 
+_TAG_QUESTION = re.compile(r",\s*right\s*\?+!?$", re.IGNORECASE)      # not "isn't it?": small talk
 # The person spoken to, named at the start or the end: "Maria, I started yoga", "... too, Jon!"
 _VOCATIVE_START = re.compile(r"^[A-Z][a-z]+,\s+(?=(?:I|I'm|I've|you|we|it|it's|that|this|my|your|the|so|just)\b)")
 _VOCATIVE_END = re.compile(r",\s+[A-Z][a-z]+(?=[.!]*$)")
 _REQUEST = re.compile(
-    r"^(?:please\b|can|could|would|will|should|shall|do|does|did|is|are|am|was|were|how|what|why|when|where|"
+    r"^(?:can|could|would|will|should|shall|do|does|did|is|are|am|was|were|how|what|why|when|where|"
     r"who|whom|whose|which|tell me|show me|give me|help me|let me know|any idea|summari[sz]e|write|explain|"
     r"translate|list|describe|compare|generate|create|draft|fix|rewrite|convert|calculate|find|suggest|"
     r"recommend|name|define|check out|look at|imagine|remind me|make me|send me)\b", re.IGNORECASE)
@@ -114,6 +116,7 @@ def statement_sentences(text: str) -> tuple[str, ...]:
 def _statements(text: str) -> tuple[str, ...]:
     out = []
     for sent in split_sentences(normalise(text)):
+        sent = _TAG_QUESTION.sub(".", sent)     # "Sunflowers mean warmth, right?" states something
         if sent.endswith("?") or sent.endswith("?!"):
             continue
         s = _VOCATIVE_END.sub("", _VOCATIVE_START.sub("", strip_discourse(sent)))
