@@ -49,6 +49,8 @@ _SOCIAL = re.compile(
     r"absolutely|definitely|totally|exactly|same|me too|wow|cool|awesome|amazing|nice|great|sweet|lovely|"
     r"oh|ah|aw+|yay|woo+|omg|lol|haha+|true|right|ok(?:ay)?|alright|yes|yeah|yep|yup|no|nope|sounds|looks|"
     r"seems|bet|agreed|for sure|i know|i see|i agree|me neither|you too|you bet)\b", re.IGNORECASE)
+_WISH = re.compile(r"^(?:good luck|best of luck|congrat(?:s|ulations)|happy \w+day|have (?:fun|a (?:good|great|nice))|"
+                   r"enjoy|take care|welcome|see you|talk soon|bye|safe travels|get well)\b", re.IGNORECASE)
 _THANKS = re.compile(r"\bthank(?:s| you)\b", re.IGNORECASE)
 # Words that carry no content of their own (function words, pronouns, chat adverbs, bare praise).
 _LIGHT = frozenset("""
@@ -78,6 +80,8 @@ def is_filler(sentence: str) -> bool:
     if not content:
         return True
     if (_SOCIAL.match(sentence.strip()) or _THANKS.search(sentence)) and len(content) <= 1:
+        return True
+    if _WISH.match(sentence.strip()) and len(content) <= 2:       # "Good luck with the move!"
         return True
     # a reaction to what the other said, named at the end: "That's a great goal, Jon!"
     return len(content) == 1 and len(words) <= 5 and words[0] in ("that", "that's", "this", "it", "it's",
