@@ -34,7 +34,7 @@ from memstore.providers.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-3"
 # Below this share of a sentence's content words kept by its facts, the sentence is kept too.
-KEEP_BELOW = float(__import__("os").environ.get("KEEP_BELOW", "0.5"))
+KEEP_BELOW = 0.5
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
 _SUBJECT_I = re.compile(r"\b(I|[Ww]e)\b")
 _SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|We|We're|We've)\b[^,;]*$")
@@ -89,6 +89,7 @@ class HeuristicExtractor:
         for (msg, sentence), doc in zip(todo, docs):
             who = msg.name or speaker
             found, rejected = self._facts(doc, who, msg)
+            found = [f for f in found if not _vague(f[0], who)]
             for text, kind, when, until in found:
                 add(text, kind, when, until, msg, who)
             if (not rejected or _opinion(doc)) and coverage(sentence, [t for t, *_ in found]) < KEEP_BELOW:
@@ -269,6 +270,19 @@ def _opinion(doc: Any) -> bool:
     # "I think I'm going to quit": the hedged complement is the speaker's own plan
     return not any(t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("i", "we") and t.head.dep_ in ("ccomp", "xcomp")
                    for t in doc)
+
+
+_VAGUE_END = frozenset({"it", "that", "this", "those", "these", "something", "anything", "them", "stuff", "things",
+                        "one", "so"})
+
+
+def _vague(text: str, who: str) -> bool:
+    """A clause cut down to a name, a verb and a pronoun ("Melanie made something", "Caroline is
+    obsessed with those"): no clean fact, so the sentence is kept instead (slot facts always stay)."""
+    words = text.rstrip(" .!").split()
+    if len(words) > 2 and words[-1].lower() not in _VAGUE_END:
+        return False
+    return detect_slot(text, speaker=who) is None
 
 
 def _has_state_slot(text: str, who: str) -> bool:

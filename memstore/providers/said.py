@@ -107,7 +107,7 @@ _REQUEST = re.compile(
     r"^(?:can|could|would|will|should|shall|do|does|did|is|are|am|was|were|how|what|why|when|where|"
     r"who|whom|whose|which|tell me|show me|give me|help me|let me know|any idea|summari[sz]e|write|explain|"
     r"translate|list|describe|compare|generate|create|draft|fix|rewrite|convert|calculate|find|suggest|"
-    r"recommend|name|define|check out|look at|imagine|remind me|make me|send me)\b", re.IGNORECASE)
+    r"recommend|name|define|check out|look at|imagine|remind me|make me|send me)\b(?!['’])", re.IGNORECASE)
 
 
 def statement_sentences(text: str) -> tuple[str, ...]:
