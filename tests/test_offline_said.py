@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memstore import Memory
-from memstore.pipeline.types import Message
-from memstore.providers.extract_heuristic import HeuristicExtractor
+from memstore.core.model import Message
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.providers.nlp import shared_nlp
-from memstore.truth.slots import detect_slot
+from memstore.core.rules.slots import detect_slot
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "change_cues.txt"
 AT = dt.datetime(2024, 6, 12, 10)
