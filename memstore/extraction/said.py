@@ -48,7 +48,8 @@ _SOCIAL = re.compile(
     r"well done|way to go|keep (?:it up|going|up the)|wish (?:you|me) luck|fingers crossed|sure|of course|"
     r"absolutely|definitely|totally|exactly|same|me too|wow|cool|awesome|amazing|nice|great|sweet|lovely|"
     r"oh|ah|aw+|yay|woo+|omg|lol|haha+|true|right|ok(?:ay)?|alright|yes|yeah|yep|yup|no|nope|sounds|looks|"
-    r"seems|bet|agreed|for sure|i know|i see|i agree|me neither|you too|you bet)\b", re.IGNORECASE)
+    r"seems|bet|agreed|for sure|i know|i see|i agree|me neither|you too|you bet|makes sense|got it|fair enough|"
+    r"no idea|noted|understood|perfect|that helps|that works|will do|gotcha)\b", re.IGNORECASE)
 _WISH = re.compile(r"^(?:good luck|best of luck|congrat(?:s|ulations)|happy \w+day|have (?:fun|a (?:good|great|nice))|"
                    r"enjoy|take care|welcome|see you|talk soon|bye|safe travels|get well)\b", re.IGNORECASE)
 _THANKS = re.compile(r"\bthank(?:s| you)\b", re.IGNORECASE)
