@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -148,6 +149,7 @@ def main() -> None:
     tables: dict[str, dict] = {"raw": defaultdict(list), "offline": defaultdict(list)}
     counts: dict[str, dict[str, int]] = {"raw": {}, "offline": {}}
     n_messages: dict[str, int] = {}
+    cpu_total = [0.0]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         raw_dir = Path(args.raw_store) if args.raw_store else tmp
@@ -168,8 +170,11 @@ def main() -> None:
                     ids_raw = load_raw(raw, sample)
                     saved.write_text(json.dumps({k: sorted(v) for k, v in ids_raw.items()}))
                 counts["offline"][uid], counts["raw"][uid] = len(ids_off), len(ids_raw)
+                cpu = rep["stages_cpu_s"].get("total", 0.0)
+                cpu_total[0] += cpu
                 print(f"[{uid}] {n_messages[uid]} messages -> {len(ids_off)} offline memories "
-                      f"(ingest {t_off:.1f} s, {rep['memories']}), {len(ids_raw)} raw", file=sys.stderr)
+                      f"(ingest {t_off:.1f} s wall, {cpu:.1f} s CPU, {rep['memories']}), {len(ids_raw)} raw",
+                      file=sys.stderr)
                 if dump:
                     texts = off.frame("memories", user_id=uid).select("id", "memory", "attributed_to")
                     for mid, text, who in zip(*(texts[c].to_list() for c in ("id", "memory", "attributed_to"))):
@@ -183,7 +188,10 @@ def main() -> None:
                         dump.write(json.dumps({"question": o, "raw_hits": r["hits"]}) + "\n")
         if dump:
             dump.close()
-    results: dict = {}
+    msgs = sum(n_messages.values())
+    print(f"\noffline ingest: {msgs} messages, {cpu_total[0]:.1f} s CPU = {msgs / max(cpu_total[0], 1e-9):.0f} messages "
+          f"per CPU second (load average {os.getloadavg()[0]:.1f})")
+    results: dict = {"ingest_cpu_s": cpu_total[0], "messages": msgs}
     splits = {k: v for k, v in SPLITS.items() if args.split in (k, "both")}
     if args.split == "both":
         splits["all"] = SPLITS["tune"] + SPLITS["check"]

@@ -25,7 +25,7 @@ __all__ = ["CAPTION", "coverage", "is_filler", "statement_sentences"]
 
 # A shared image's caption, as the LoCoMo reader writes it ("[shares an image: a photo of ...]").
 CAPTION = re.compile(r"\s*\[shares? (?:an image|a photo): ([^\]]+)\]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 # An agent's note names the user in the third person: "User's daughter", "The user prefers".
 _USER_POSS = re.compile(r"\b(?:[Tt]he )?[Uu]ser['’]s\b")
 _USER_SUBJ = re.compile(r"^(?:[Tt]he )?[Uu]ser\b(?=\s+[a-z])")
@@ -77,7 +77,7 @@ def is_filler(sentence: str) -> bool:
     [True, True, True, False, False]
     """
     words = [w.lower().replace("’", "'") for w in _WORD.findall(sentence)]
-    content = [w for w in words if w not in _LIGHT and len(w) > 2]
+    content = [w for w in words if w not in _LIGHT and (len(w) > 2 or w.isdigit())]
     if not content:
         return True
     if (_SOCIAL.match(sentence.strip()) or _THANKS.search(sentence)) and len(content) <= 1:
@@ -136,7 +136,7 @@ def _statements(text: str) -> tuple[str, ...]:
 def content_words(text: str) -> set[str]:
     """The words of a text that carry content, lower-cased, crudely stemmed (for `coverage`)."""
     return {_stem(w) for w in (w.lower().replace("’", "'") for w in _WORD.findall(text))
-            if w not in _LIGHT and len(w) > 2}
+            if w not in _LIGHT and (len(w) > 2 or w.isdigit())}
 
 
 def _stem(w: str) -> str:
