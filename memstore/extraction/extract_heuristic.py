@@ -1,14 +1,19 @@
 """Offline heuristic extractor — a spaCy-based FALLBACK, not an LLM.
 
-It turns the user's first-person statements ("I'm vegetarian and I live in Boston") into short
-third-person facts ("Alice is vegetarian", "Alice lives in Boston") attributed to the speaker.
-Messages go through a cheap test first (chat_text: questions, requests, small talk and sentences
-without a first-person word are skipped without spaCy); the rest are parsed (the pipeline's
-dependency parser, run only on those sentences) and cut into the clauses that state something
-(clauses.py: coordination, reported speech, relation mentions, hedges). Each fact carries its
-`kind` (state, event, transient), the day an event happened when a time phrase says so
-("last week"), and a transient state's expiry ("this week"). Without a parser in the pipeline
-(a blank spaCy) it falls back to cutting sentences at "and/but/so".
+It turns what a person states ("I'm vegetarian and I live in Boston", "Bob is training for the
+Berlin marathon", an agent's note "Prefers window seats") into short third-person facts ("Alice is
+vegetarian", "Alice lives in Boston", "Alice prefers window seats") attributed to the speaker.
+Messages go through a cheap test first (said.py: questions, requests, greetings, thanks and bare
+reactions are skipped without spaCy); the rest are parsed (the pipeline's dependency parser, run
+only on those sentences) and cut into the clauses that state something (clauses.py: coordination,
+reported speech, relation mentions, hedges). Nothing substantive is lost: where the rules make no
+clean fact of a sentence (or keep less than half of its content words), the sentence itself is
+kept, in the third person, as one `said` memory per message ("Melanie: The kids loved the beach");
+a shared image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
+code-talk clauses stay dropped. Each fact carries its `kind` (state, event, transient, said), the
+day an event happened when a time phrase says so ("last week"), and a transient state's expiry
+("this week"). Without a parser in the pipeline (a blank spaCy) it falls back to cutting sentences
+at "and/but/so".
 
 >>> from memstore.providers.nlp import SpacyNLP
 >>> from memstore.core.model import Message
@@ -18,6 +23,9 @@ dependency parser, run only on those sentences) and cut into the clauses that st
 >>> [(f.text, f.kind) for f in ex.extract([Message("user", "My boyfriend Tom loves spicy food.")], [],
 ...                                        speaker="Alice").facts]
 [("Alice's boyfriend is Tom", 'state'), ('Tom loves spicy food', 'state')]
+>>> [(f.text, f.kind) for f in ex.extract([Message("user", "Thanks! The kids loved the beach.")], [],
+...                                        speaker="Melanie").facts]
+[('Melanie: The kids loved the beach', 'said')]
 """
 from __future__ import annotations
 
