@@ -33,7 +33,7 @@ from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record
 from memstore.retrieval.filters import check_filters, trim_identity
-from memstore.retrieval.search import check_limit
+from memstore.core.checks import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
