@@ -284,12 +284,19 @@ _VAGUE_END = frozenset({"it", "that", "this", "those", "these", "something", "an
                         "one", "so"})
 
 
+_NEEDS_OBJECT = frozenset({"find", "finds", "found", "love", "loves", "like", "likes", "know", "knows", "think",
+                           "thinks", "feel", "feels", "appreciate", "appreciates", "want", "wants", "need", "needs",
+                           "make", "makes", "made", "get", "gets", "got", "say", "says", "said", "saw", "see", "sees",
+                           "hope", "hopes", "mean", "means", "wanted", "loved", "thought", "felt"})
+
+
 def _vague(text: str, who: str) -> bool:
     """A clause cut down to a name, a verb and a pronoun ("Melanie made something", "Caroline is
     obsessed with those"): no clean fact, so the sentence is kept instead (slot facts always stay)."""
     words = text.rstrip(" .!").split()
-    if len(words) > 2 and words[-1].lower() not in _VAGUE_END:
-        return False
+    last = words[-1].lower() if words else ""
+    if last not in _VAGUE_END and not (len(words) <= 2 and last in _NEEDS_OBJECT):
+        return False        # "Alice ran" is a fact; "Caroline finds" lost its object
     return detect_slot(text, speaker=who) is None
 
 
