@@ -299,6 +299,9 @@ def run_search(rt: Runtime, query: str, *, filters: dict[str, Any], top_k: int, 
                               "person": c["person"], "episode": c["episode"], "time": c["time"],
                               "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
+            # the same under mem0's names (mem0/utils/scoring.py), so mem0 code reading them ports
+            rec["score_details"] = {"semantic_score": c["semantic"], "bm25_score": c["keyword"],
+                                    "entity_boost": c["entity"], "final_score": c["score"], "threshold": threshold}
         results.append(rec)
     if rerank:
         results = _rerank(rt, query, results)
