@@ -14,7 +14,7 @@ from typing import Any
 from memstore.core.errors import MemstoreError
 
 COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens",
-                   "lake")
+                   "cluster", "lake")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:

@@ -206,6 +206,20 @@ class MissingFileError(MemstoreError, FileNotFoundError):
     FileNotFoundError)."""
 
 
+# -- many shards behind one balancer (issue 28) -------------------------------------------------
+class WrongShardError(ServerError):
+    """A shard (`memstore serve --shard i/N`) was asked about a scope another shard owns; nothing
+    was stored. Fields: key (the placement key), shard (the right one), shards (N), this_shard.
+    Retryable: during a rebalance the balancer and the shards change layout one after the other."""
+
+    retryable = True
+
+
+class CrossShardError(MemstoreError):
+    """The call reads or changes every scope at once and a cluster cannot answer it from one shard
+    (analyst SQL, exports): the message points at the lake, or at the shards one by one."""
+
+
 class LakeError(MemstoreError):
     """The lake (DuckLake on PostgreSQL) could not be reached, read or written: nothing of the
     failed publish was committed (a publish is one lake transaction)."""
