@@ -179,7 +179,7 @@ def _publish_once(s: LakeSession, db: Database, shard: str, wanted: tuple[str, .
 
 def _store_changes(db: Database, table: str, lake_keys: pa.Table, embeddings: bool) -> tuple[pa.Table, pa.Table]:
     """(rows to insert, lake keys to delete) of one table, read in the current store snapshot."""
-    columns = db.column_types(table)
+    columns = store_columns(db, table)
     if not columns:
         return pa.table({}), pa.table({"_key": pa.array([], pa.string())})
     sel = T.select_list(columns, embeddings=embeddings)
@@ -197,6 +197,15 @@ def _store_changes(db: Database, table: str, lake_keys: pa.Table, embeddings: bo
     return rows, gone
 
 
+def store_columns(db: Database, table: str) -> dict[str, str]:
+    """{column: type} of a store table, read on this thread's cursor. Not `db.column_types`: that
+    runs on the shared connection, and a publisher thread calling it while a writer thread does can
+    cache one table's columns under another's name (seen as `KeyError: 'id'` in a concurrent add)."""
+    return dict(db.rows("lake:columns", [table], sql="SELECT column_name, data_type FROM information_schema.columns "
+                                                      "WHERE table_name = ? AND table_schema = 'main' "
+                                                      "ORDER BY ordinal_position"))
+
+
 def ensure_lake(s: LakeSession, db: Database, wanted: tuple[str, ...], *, embeddings: bool) -> None:
     """Create the lake's tables (partitioned) and settings the first time; add columns the store
     gained since. Settings: no inlined rows in the catalog (every row lives in a Parquet file,
@@ -211,7 +220,7 @@ def ensure_lake(s: LakeSession, db: Database, wanted: tuple[str, ...], *, embedd
                                       "deleted VARCHAR, totals VARCHAR)")
         _partition(s, T.PUBLISHES, "shard")
     for t in wanted:
-        columns = db.column_types(t)
+        columns = store_columns(db, t)
         if not columns:
             continue
         sel = dict(T.select_list(columns, embeddings=embeddings))
