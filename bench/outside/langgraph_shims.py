@@ -45,14 +45,14 @@ class ConformanceStore(MemstoreStore):
         yield _Conn()
 
 
-def _server_url() -> str:
+def _served_store() -> str:
     global _SERVER
     if _SERVER is None:
         from memstore.testing.server_process import ServerProcess
 
         _SERVER = ServerProcess(os.path.join(_TMP, "served.duckdb"), config=CONFIG).start()
         atexit.register(_SERVER.stop)
-    return _SERVER.url
+    return _SERVER.store
 
 
 def new_store(index: Any = None, ttl: Any = None) -> ConformanceStore:
@@ -60,7 +60,7 @@ def new_store(index: Any = None, ttl: Any = None) -> ConformanceStore:
     if os.environ.get("MEMSTORE_LG_TARGET", "embedded") == "serve":
         from memstore import Memory
 
-        memory = Memory(_server_url())
+        memory = Memory(_served_store())      # a served store: Memory() connects to its server
         memory.reset()
         return ConformanceStore(memory, index=index, ttl=ttl)
     path = tempfile.mktemp(suffix=".duckdb", dir=_TMP)
