@@ -57,7 +57,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from memstore.errors import ConfigError, DuplicateMemoryError
+from memstore.core.errors import ConfigError, DuplicateMemoryError
 from memstore.integrations.langgraph_filters import LangGraphFilter
 
 _ALL = 100_000          # "every item of a scope" (memstore's largest top_k)

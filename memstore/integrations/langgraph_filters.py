@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from memstore.errors import FilterError
+from memstore.core.errors import FilterError
 
 OPERATORS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 _BAD_KEY = re.compile(r"['\"`\\$()\[\]=;\x00-\x1f\x7f]")

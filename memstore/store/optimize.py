@@ -23,7 +23,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.analysis.quoting import sql_ident
+from memstore.core.errors import MemstoreError
+from memstore.store.quoting import sql_ident
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -33,13 +35,12 @@ CHECK_EVERY_S = 60.0
 
 CLUSTERED_TABLES = ("memories", "keyword_postings", "entity_postings")
 ORDER = "user_id NULLS LAST, agent_id NULLS LAST, run_id NULLS LAST"
+INDEX_NAME = "memories_embedding_hnsw"     # named in sql/queries/admin/*_hnsw_index.sql
 
 
 def optimize_store(db: Database) -> dict[str, Any]:
     """Rewrite memories and postings sorted by scope in one transaction; drop and rebuild the
     analyst HNSW index around it. Returns rows per table and seconds."""
-    from memstore.retrieval.search_all import INDEX_NAME, ensure_hnsw
-
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
     with db.write_lock:
@@ -47,7 +48,7 @@ def optimize_store(db: Database) -> dict[str, Any]:
         if had_hnsw:
             db.run("queries/admin/drop_hnsw_index")
         try:
-            with db.transaction("optimize"):
+            with write_unit(db, "optimize"):
                 for table in CLUSTERED_TABLES:
                     name, tmp = sql_ident(table), sql_ident(f"_sorted_{table}")
                     db.run(f"optimize:sort:{table}",
@@ -133,8 +134,6 @@ def maybe_auto_cluster(db: Database, *, min_rows: int, share: float, every_s: fl
         if state.running() or now - state.checked_at < every_s:
             return False
         state.checked_at = now
-    from memstore.retrieval.search_all import INDEX_NAME
-
     total = store_rows(db, every_s)
     if total < min_rows:
         return False
@@ -159,4 +158,22 @@ def maybe_auto_cluster(db: Database, *, min_rows: int, share: float, every_s: fl
             return False
         state.thread = threading.Thread(target=work, name="memstore-auto-cluster", daemon=True)
         state.thread.start()
+    return True
+
+def ensure_hnsw(db: Database, *, force: bool = False) -> bool:
+    """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
+    if not db.has_vss:
+        raise MemstoreError("the DuckDB VSS extension is not available",
+                            hint="pip install duckdb-extension-vss matching your duckdb version")
+    db.run("queries/admin/hnsw_settings")      # persist the index; ef_search 1000 (see the file)
+    exists = db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME])
+    if exists and not force:
+        return False
+    with db.write_lock:
+        t0 = time.perf_counter()
+        if exists:
+            db.run("queries/admin/drop_hnsw_index")
+        db.run("queries/admin/create_hnsw_index")
+        db.run("queries/admin/checkpoint")
+        log.info("built HNSW index in %.1f s", time.perf_counter() - t0)
     return True
