@@ -12,7 +12,7 @@ pytest.importorskip("langgraph")
 
 from langgraph.store.base import InvalidNamespaceError  # noqa: E402
 
-from memstore.errors import ConfigError, FilterError  # noqa: E402
+from memstore.core.errors import ConfigError, FilterError  # noqa: E402
 from memstore.integrations.langgraph import MemstoreStore  # noqa: E402
 
 

@@ -11,7 +11,7 @@ matches nothing), so no pushdown shortcut can change an answer.
 >>> LangGraphFilter({"a') OR 1=1 --": 1})
 Traceback (most recent call last):
 ...
-memstore.errors.FilterError: Invalid filter key "a') OR 1=1 --" — a filter key is a field name or a dotted path of field names (e.g. "user.access-level"): no quotes, brackets, parentheses, '$', '=', ';', backslashes or control characters
+memstore.core.errors.FilterError: Invalid filter key "a') OR 1=1 --" — a filter key is a field name or a dotted path of field names (e.g. "user.access-level"): no quotes, brackets, parentheses, '$', '=', ';', backslashes or control characters
 """
 from __future__ import annotations
 
