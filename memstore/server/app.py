@@ -24,6 +24,8 @@ import memstore
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
 from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
+from memstore.server.errors import install_error_envelope
+from memstore.server.openapi import call_arguments, document_api
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404), ("DuplicateMemoryError", 409),
@@ -114,13 +116,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
 
     auth = [Depends(require_token)]
 
-    @app.exception_handler(Exception)
-    async def on_error(request: Request, exc: Exception) -> JSONResponse:
-        status, body = error_body(exc)
-        return JSONResponse(body, status_code=status)
-
-    for cls in (MemstoreError, TypeError, ValueError, KeyError, FileNotFoundError, PermissionError):
-        app.add_exception_handler(cls, on_error)
+    install_error_envelope(app)
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
@@ -234,6 +230,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
             pass
         else:
             mount_mcp(app, _AddsThrough(memory, add), token=token)
+    document_api(app)
     return app
 
 
@@ -267,11 +264,11 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         body = loads(raw) if raw else {}
         if not isinstance(body, dict):
             raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
-        args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
+        kwargs = call_arguments(spec, body)
         _check_analyst(spec, kwargs, analyst_api)
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
-        value = await run_in_threadpool(target, *args, **kwargs)
+        value = await run_in_threadpool(target, **kwargs)
         if spec.returns == "frame":
             return Response(frame_to_ipc(value), media_type=ARROW_STREAM, headers={RESULT_KIND: "frame"})
         if spec.returns == "ingest_report":
