@@ -27,14 +27,14 @@ from memstore.core.errors import ArgumentError
 from memstore.server.errors import ErrorBody
 from memstore.wire.format import ARROW_STREAM
 
-ID_PATTERN = r"^[0-9A-Za-z_.:-]{1,200}$"              # what add() hands out (the library takes any printable id)
-NAME_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"   # a non-blank identity, no control chars
+ID_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"   # printable, not blank (as check_id)
+NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"   # not blank, no NUL (as identity._clean): "alice\n" is alice
 _CONSTRAINED: Dict[str, Any] = {
     "memory_id": Field(..., pattern=ID_PATTERN, max_length=200),
-    "user_id": Field(None, pattern=NAME_PATTERN, max_length=200),
-    "agent_id": Field(None, pattern=NAME_PATTERN, max_length=200),
-    "run_id": Field(None, pattern=NAME_PATTERN, max_length=200),
-    "actor_id": Field(None, pattern=NAME_PATTERN, max_length=200),
+    "user_id": Field(None, pattern=NAME_PATTERN),
+    "agent_id": Field(None, pattern=NAME_PATTERN),
+    "run_id": Field(None, pattern=NAME_PATTERN),
+    "actor_id": Field(None, pattern=NAME_PATTERN),
     "top_k": Field(None, ge=1, le=100_000),
     "limit": Field(None, ge=1, le=100_000),
 }
@@ -109,7 +109,7 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
     if not isinstance(body, dict) or set(body) - {"args", "kwargs"}:
         raise ArgumentError(f"{spec.name}(): the body must be {{\"kwargs\": {{...}}}} (and optionally \"args\": [...])",
                             hint=f"see POST /v1/{spec.name} in /docs")
-    args, kwargs = body.get("args") or [], body.get("kwargs") or {}
+    args, kwargs = body.get("args", []), body.get("kwargs", {})
     if not isinstance(args, list) or not isinstance(kwargs, dict):
         raise ArgumentError(f"{spec.name}(): \"args\" must be a list and \"kwargs\" an object",
                             hint=f"see POST /v1/{spec.name} in /docs")
@@ -175,7 +175,7 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
         if name == "memory_id":
             param["schema"] = {"type": "string", "pattern": ID_PATTERN, "maxLength": 200}
         elif name in ("user_id", "agent_id", "run_id"):
-            param["schema"] = {"type": "string", "pattern": NAME_PATTERN, "maxLength": 200}
+            param["schema"] = {"type": "string", "pattern": NAME_PATTERN}
         elif name == "limit":
             param["schema"] = {"type": "integer", "minimum": 1, "maximum": 100000, "default": 100}
     name = path.rsplit("/", 1)[-1]
@@ -190,7 +190,7 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
                                "args": {"type": "array", "maxItems": 0,
                                         "description": "Positional arguments (deprecated: pass them in kwargs)."}},
                 "required": ["kwargs"] if kw.get("required") else []}
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+        op["requestBody"] = {"required": bool(kw.get("required")), "content": {"application/json": {"schema": body}}}
         if spec.returns == "frame":
             ok["content"] = {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}
             ok["description"] = "The frame as an Apache Arrow IPC stream"
@@ -206,13 +206,11 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
         if model:
             for key in ("user_id", "agent_id", "run_id"):
                 if key in model.get("properties", {}):
-                    model["properties"][key] = {"type": "string", "pattern": NAME_PATTERN, "maxLength": 200}
+                    model["properties"][key] = {"type": "string", "pattern": NAME_PATTERN}
             model["anyOf"] = [{"required": [k]} for k in ("user_id", "agent_id", "run_id")]
             if "messages" in model.get("properties", {}):
                 model["properties"]["messages"]["minItems"] = 1
                 message = schemas.get("Message", {}).get("properties", {})
                 if "role" in message:
                     message["role"].update({"minLength": 1, "maxLength": 100})
-            if "query" in model.get("properties", {}):
-                model["properties"]["query"].update({"maxLength": 100_000})
             model["additionalProperties"] = False
