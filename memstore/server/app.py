@@ -27,7 +27,7 @@ from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc,
 from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
 from memstore.server.auth import Access
 from memstore.server.errors import install_error_envelope
-from memstore.server.openapi import call_arguments, document_api
+from memstore.server.openapi import as_call, call_arguments, document_api
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
@@ -268,7 +268,8 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
             _check_analyst(spec, kwargs, analyst_api)
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
-        value = await run_in_threadpool(target, **kwargs)
+        args, kwargs = as_call(spec, kwargs)
+        value = await run_in_threadpool(target, *args, **kwargs)
         if spec.returns == "frame":
             return Response(frame_to_ipc(value), media_type=ARROW_STREAM, headers={RESULT_KIND: "frame"})
         if spec.returns == "ingest_report":

@@ -135,6 +135,22 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
     return kwargs
 
 
+def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[str, Any]]:
+    """Checked arguments back into (positional, keyword) as `Memory.<method>` declares them, so a
+    wrapper whose own parameters share a name with the method's (e.g. `name`) still gets them right.
+
+    >>> as_call(METHODS["get"], {"memory_id": "m1", "user_id": "alice"})
+    (['m1'], {'user_id': 'alice'})
+    """
+    kwargs = dict(kwargs)
+    args: list[Any] = []
+    for p in _params(spec):
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD or p.name not in kwargs:
+            break
+        args.append(kwargs.pop(p.name))
+    return args, kwargs
+
+
 def _errors(extra: Dict[int, str] | None = None) -> Dict[str, Any]:
     ref = {"$ref": "#/components/schemas/ErrorBody"}
     return {str(code): {"description": text, "content": {"application/json": {"schema": ref}}}
