@@ -90,7 +90,7 @@ def call_model(spec: MethodSpec) -> type[BaseModel]:
             default = ... if required else (p.default if isinstance(p.default, (str, int, float, bool, type(None)))
                                             else None)
             fields[p.name] = (hint, default)
-    return create_model(f"{spec.name}_arguments", __config__=ConfigDict(extra="forbid",
+    return create_model(f"{spec.name}_arguments", __config__=ConfigDict(extra="forbid", strict=True,
                                                                        arbitrary_types_allowed=True), **fields)
 
 
