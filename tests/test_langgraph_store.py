@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("langgraph")
 
 from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore, InvalidNamespaceError  # noqa: E402
+from langgraph.store.base import BaseStore  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 from memstore import Memory  # noqa: E402

@@ -18,7 +18,7 @@ import tempfile
 from typing import Any, Dict, List, Optional
 
 from fastapi import Body, Depends, FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
 import memstore

@@ -11,7 +11,7 @@ memstore error they stand for, so no internal name leaks), and a 405 lists the p
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
