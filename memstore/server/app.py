@@ -120,7 +120,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
 
     auth = [Depends(require_token)]
 
-    install_error_envelope(app)
+    install_error_envelope(app, error_body)
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:

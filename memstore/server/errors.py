@@ -11,6 +11,7 @@ memstore error they stand for, so no internal name leaks), and a 405 lists the p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Dict
 
 from fastapi import FastAPI, Request
@@ -44,12 +45,14 @@ class ErrorBody(BaseModel):
     detail: Any = Field(..., description="The message again (mem0 clients read `detail`).")
 
 
-def envelope(exc: BaseException) -> tuple[int, Dict[str, Any]]:
-    """(HTTP status, body) for any exception: the library's own mapping for memstore errors,
-    a memstore error type for the built-in ones."""
-    from memstore.server.app import error_body
-
-    status, body = error_body(exc)
+def envelope(exc: BaseException, base: Callable[[BaseException], tuple[int, dict[str, Any]]] | None = None
+             ) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) for any exception: `base` (the server's mapping of memstore errors to
+    statuses, app.error_body) first, then a memstore error type for the built-in ones."""
+    if base is not None:
+        status, body = base(exc)
+    else:
+        status, body = 500, {"error": {"type": "ServerError", "message": str(exc)}, "detail": str(exc)}
     if not isinstance(exc, MemstoreError):
         for cls, name, code in _BUILTIN:
             if isinstance(exc, cls):
@@ -74,12 +77,12 @@ def _allowed(app: FastAPI, request: Request) -> list[str]:
     return sorted(methods)
 
 
-def install_error_envelope(app: FastAPI) -> None:
+def install_error_envelope(app: FastAPI, base: Callable[[BaseException], tuple[int, dict[str, Any]]]) -> None:
     """Answer every error with the one envelope (library errors, FastAPI's request validation,
     404 / 405 from routing)."""
 
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
-        status, body = envelope(exc)
+        status, body = envelope(exc, base)
         return JSONResponse(body, status_code=status)
 
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
