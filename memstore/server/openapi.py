@@ -28,6 +28,7 @@ from memstore.server.errors import ErrorBody
 from memstore.wire.format import ARROW_STREAM
 
 ID_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"   # printable, not blank (as check_id)
+DOC_ID_PATTERN = r"^[0-9A-Za-z_.:-]{1,200}$"   # documented: the ids add() hands out (UUIDs)
 NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"   # not blank, no NUL (as identity._clean): "alice\n" is alice
 _CONSTRAINED: Dict[str, Any] = {
     "memory_id": Field(..., pattern=ID_PATTERN, max_length=200),
@@ -189,7 +190,7 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
     for param in op.get("parameters", []):
         name = param.get("name")
         if name == "memory_id":
-            param["schema"] = {"type": "string", "pattern": ID_PATTERN, "maxLength": 200}
+            param["schema"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
         elif name in ("user_id", "agent_id", "run_id"):
             param["schema"] = {"type": "string", "pattern": NAME_PATTERN}
         elif name == "limit":
@@ -200,6 +201,8 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
         model = call_model(spec)
         kw = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(kw.pop("$defs", {}))
+        if "memory_id" in kw.get("properties", {}):      # document the ids add() hands out
+            kw["properties"]["memory_id"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
         schemas[model.__name__] = kw
         body = {"type": "object", "additionalProperties": False,
                 "properties": {"kwargs": {"$ref": f"#/components/schemas/{model.__name__}"},
