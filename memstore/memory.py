@@ -69,9 +69,11 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None,
-                 embedded: bool = False) -> None:
+                 embedded: bool = False, embedder: Any = None) -> None:
         """`embedded=True` always opens the file in this process (what `memstore serve` does).
-        `config` may be memstore's dict or mem0's (memstore/core/mem0_config.py maps it)."""
+        `config` may be memstore's dict or mem0's (memstore/core/mem0_config.py maps it).
+        `embedder=` is any object with `name`, `dim` and `embed(texts)` (providers/protocols.py),
+        used instead of the configured one (e.g. a LangGraph store's own embedding function)."""
         from memstore.core.mem0_config import from_mem0_or_ours
 
         cfg, self._mem0 = from_mem0_or_ours(config)
@@ -80,7 +82,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         elif os.environ.get("MEMSTORE_PATH") and not (isinstance(config, dict) and "path" in config):
             cfg.path = os.environ["MEMSTORE_PATH"]
         self.config = cfg
-        embedder = build_embedder(cfg.embedder)
+        embedder = embedder if embedder is not None else build_embedder(cfg.embedder)
         cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
                       scope_cache=cache, threads=cfg.threads)

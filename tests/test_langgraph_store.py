@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("langgraph")
 
 from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore, InvalidNamespaceError  # noqa: E402
+from langgraph.store.base import BaseStore  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 from memstore import Memory  # noqa: E402
@@ -55,8 +55,10 @@ def test_search_is_hybrid_filtered_and_scoped(store):
     assert [h.key for h in store.search(ns, filter={"stars": {"$gte": 4}, "topic": "food"})] in (["3", "1"], ["1", "3"])
     assert [h.key for h in store.search(ns, query="cello", filter={"topic": {"$ne": "food"}})] == ["2"]
     assert len(store.search(ns, limit=1, offset=1)) == 1
-    with pytest.raises(InvalidNamespaceError, match="names no user"):
-        store.search(("memories",), query="vegetarian")          # never across users
+    # a prefix that does not fix the user is an application-wide read of this store's LangGraph items
+    wide = store.search(("memories",), query="vegetarian", limit=10)
+    assert {h.namespace for h in wide} == {ns, ("memories", "bob")}
+    assert {h.key for h in store.search(ns, query="vegetarian", limit=10)} <= {"1", "2", "3"}   # alice only
 
 
 def test_index_false_ttl_same_text_and_list_namespaces(store, memory):

@@ -1,12 +1,25 @@
 """A LangGraph `BaseStore` on memstore: `graph.compile(store=MemstoreStore("data/x.duckdb"))`.
 
-Every item is a memory of the scope its namespace names (by default the user is the namespace's
-second element, as in LangMem's `("memories", "{langgraph_user_id}")`); the item's value dict is
-kept whole in the memory's metadata (`metadata.value`), its text (the `content` field, or the fields
-`index=[...]` names) is what search ranks with memstore's hybrid search. `put` over an existing key
-updates that memory (so `history()` shows every change), `value=None` deletes it, `ttl` (minutes)
-becomes the memory's expiration_date (refreshed on reads once a tenth of it has passed), `index=False` keeps the item out of
-query search. Store items are never hidden by slot supersession: a store holds what it was given.
+Every item is a memory; its value dict is kept whole in the memory's metadata (`metadata.value`),
+its text (the `content` field, or the fields `index` names) is what search ranks with memstore's
+hybrid search. `put` over an existing key updates that memory (so `history()` shows every change),
+`value=None` deletes it, `ttl` (minutes) becomes the memory's expiration_date (refreshed on reads
+once a tenth of it has passed), `index=False` keeps the item out of query search. Store items are
+never hidden by slot supersession, and a put is never dropped: two items with the same text each
+get their own memory.
+
+Scoping rule (the default): every namespace LangGraph allows works. An item is stored under
+`agent_id="langgraph"` (the `agent_id=` argument) and, when its namespace has an element at
+`user_position` (default 1, as in LangMem's `("memories", "{user_id}")`), under that element as
+`user_id` — so `Memory.forget(user_id="alice")` erases what a graph stored for alice. Shorter
+namespaces (`("test",)`, `("memories",)`) live in the store-wide LangGraph scope. A search or
+listing whose prefix fixes the user position reads that user's scope only; a shorter prefix is an
+application-wide read over this store's LangGraph items, as LangGraph defines it. `identity=`
+replaces the rule (then every read must name a namespace the function accepts).
+
+Embeddings: `index={"dims": 1536, "embed": my_embeddings, "fields": ["text"]}` (LangGraph's index
+config: an `Embeddings`, a function of texts, or "provider:model" via LangChain) makes the store
+embed with that function; the store file then records it as its embedder.
 
 >>> import tempfile, os
 >>> store = MemstoreStore(os.path.join(tempfile.mkdtemp(), "lg.duckdb"), config={"embedder": {"provider": "hashing"}})
@@ -15,8 +28,9 @@ query search. Store items are never hidden by slot supersession: a store holds w
 {'content': 'Alice is vegetarian', 'topic': 'food'}
 >>> [i.key for i in store.search(("memories", "alice"), query="what does alice eat", filter={"topic": "food"})]
 ['diet']
->>> store.list_namespaces(prefix=("memories",))
-[('memories', 'alice')]
+>>> store.put(("notes",), "n1", {"content": "a note for everyone"})
+>>> store.list_namespaces()
+[('memories', 'alice'), ('notes',)]
 >>> store.close()
 """
 from __future__ import annotations
@@ -28,10 +42,10 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -42,11 +56,11 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from memstore.core.errors import DuplicateMemoryError
+from memstore.core.errors import ConfigError, DuplicateMemoryError
+from memstore.integrations.langgraph_filters import LangGraphFilter
 
-_OPS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
-        "$in": "in", "$nin": "nin"}
-_ALL = 100_000          # "every item of a scope" for listing namespaces
+_ALL = 100_000          # "every item of a scope" (memstore's largest top_k)
+_STORE_AGENT = "langgraph"
 
 
 def _utcnow() -> dt.datetime:
@@ -59,11 +73,13 @@ def _as_utc(value: Any) -> dt.datetime:
 
 
 def _path_values(value: Any, path: str) -> list[Any]:
-    """Values at a LangGraph index path ("a.b", "a[0]", "a[-1]", "a[*].b").
+    """Values at a LangGraph index path ("a.b", "a[0]", "a[-1]", "a[*].b"; "$" is the whole value).
 
     >>> _path_values({"a": [{"b": 1}, {"b": 2}], "c": "x"}, "a[*].b"), _path_values({"c": "x"}, "c")
     ([1, 2], ['x'])
     """
+    if path == "$":
+        return [value]
     current = [value]
     for part in path.replace("]", "").split("."):
         name, _, index = part.partition("[")
@@ -79,30 +95,76 @@ def _path_values(value: Any, path: str) -> list[Any]:
     return current
 
 
+class LangGraphEmbedder:
+    """A LangGraph `index["embed"]` (LangChain `Embeddings`, a function of texts, or a
+    "provider:model" string) as a memstore embedder (`name`, `dim`, `embed(texts)`)."""
+
+    def __init__(self, embed: Any, dims: int) -> None:
+        from langgraph.store.base.embed import ensure_embeddings
+
+        if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+            raise ConfigError(f"index['dims'] must be a positive integer, got {dims!r}", key="index.dims",
+                              hint='e.g. index={"dims": 1536, "embed": OpenAIEmbeddings()}')
+        self.embeddings = ensure_embeddings(embed)
+        self.dim = dims
+        label = embed if isinstance(embed, str) else getattr(embed, "__name__", None) or type(embed).__name__
+        self.name = f"langgraph:{label}:{dims}"
+
+    def embed(self, texts: Any) -> np.ndarray:
+        vecs = np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        if vecs.shape[1] != self.dim:
+            raise ConfigError(f"the index's embed function returned {vecs.shape[1]}-dimensional vectors, "
+                              f"index['dims'] says {self.dim}", key="index.dims")
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return vecs / norms
+
+
 class MemstoreStore(BaseStore):
-    """LangGraph store over a `Memory` (embedded) or anything `Memory(...)` opens (a path, or a
-    server URL once the HTTP client is available).
+    """LangGraph store over a `Memory` (embedded) or anything `Memory(...)` opens (a path, or the
+    URL of a `memstore serve`).
 
     `text_field` names the value field whose text is stored and searched (default "content");
-    `index` (a list of paths) overrides it for every item, as LangGraph's index config does;
-    `user_position` says which namespace element is the user (default 1); `identity(namespace)`
-    replaces that rule, returning e.g. {"user_id": ..., "agent_id": ...}.
+    `index` is LangGraph's index config (`{"dims", "embed", "fields"}`) or a list of fields;
+    `user_position` says which namespace element is the user (default 1; None: no user scoping);
+    `agent_id` names this store's items (default "langgraph"); `identity(namespace)` replaces the
+    whole rule, returning e.g. {"user_id": ..., "agent_id": ...}.
     """
 
     supports_ttl = True
 
-    def __init__(self, memory: Any, *, text_field: str = "content", index: list[str] | None = None,
-                 user_position: int = 1, identity: Callable[[tuple[str, ...]], dict[str, str]] | None = None,
+    def __init__(self, memory: Any, *, text_field: str = "content", index: Any = None,
+                 user_position: int | None = 1, agent_id: str = _STORE_AGENT,
+                 identity: Callable[[tuple[str, ...]], dict[str, str]] | None = None,
                  ttl: TTLConfig | None = None, config: dict[str, Any] | None = None) -> None:
+        cfg = dict(index) if isinstance(index, dict) else None
+        fields = (cfg.get("fields") or cfg.get("text_fields")) if cfg is not None else index
+        embedder = None
+        if cfg is not None and cfg.get("embed") is not None:
+            embedder = LangGraphEmbedder(cfg["embed"], cfg.get("dims"))
+            if not isinstance(memory, (str, os.PathLike)):
+                raise ConfigError("index['embed'] needs a store path: the Memory given is already open with its own "
+                                  "embedder (and a server embeds with the server's)", key="index.embed",
+                                  hint="MemstoreStore('data/x.duckdb', index={...}), or configure the embedder "
+                                       "of the Memory / server instead")
         if isinstance(memory, (str, os.PathLike)):
             from memstore import Memory
 
-            memory, self._owns = Memory(memory, config=config), True
+            memory = Memory(memory, config=config, embedder=embedder) if embedder is not None \
+                else Memory(memory, config=config)
+            self._owns = True
         else:
             self._owns = False
+        if embedder is not None and getattr(memory, "_rt", None) is not None \
+                and memory._rt.embedder is not embedder:
+            self.close()
+            raise ConfigError("index['embed'] cannot be used on a store served by `memstore serve`",
+                              key="index.embed", hint="stop the server, or let it embed with its configured embedder")
         self.memory = memory
-        self.text_field, self.fields = text_field, list(index) if index else [text_field]
-        self.user_position, self._identity = user_position, identity
+        self.index_config = cfg
+        self.embeddings = embedder.embeddings if embedder is not None else None
+        self.text_field, self.fields = text_field, list(fields) if fields else [text_field]
+        self.user_position, self.agent_id, self._identity = user_position, agent_id, identity
         self.ttl_config = ttl
 
     def close(self) -> None:
@@ -111,37 +173,36 @@ class MemstoreStore(BaseStore):
             self.memory.close()
 
     # -- namespace <-> identity ---------------------------------------------------------------
+    def _user(self, namespace: tuple[str, ...]) -> str | None:
+        pos = self.user_position
+        if pos is None or len(namespace) <= pos:
+            return None
+        label = namespace[pos]
+        if not isinstance(label, str) or not label.strip() or "\x00" in label or label == "*":
+            return None
+        return label
+
     def identity(self, namespace: tuple[str, ...]) -> dict[str, str]:
-        """The scope a namespace belongs to, e.g. ("memories", "alice") -> {"user_id": "alice"}."""
+        """The scope an item of this namespace is stored in, e.g. ("memories", "alice") ->
+        {"agent_id": "langgraph", "user_id": "alice"}, ("test",) -> {"agent_id": "langgraph"}."""
         if self._identity is not None:
             return self._identity(tuple(namespace))
-        if len(namespace) <= self.user_position or namespace[self.user_position] in ("", "*"):
-            raise InvalidNamespaceError(
-                f"namespace {tuple(namespace)!r} names no user at position {self.user_position}: memstore keeps "
-                f"every item in a user's scope — use e.g. ('memories', user_id), or MemstoreStore(user_position=..., "
-                f"identity=...)")
-        return {"user_id": str(namespace[self.user_position])}
+        user = self._user(tuple(namespace))
+        return {"agent_id": self.agent_id, **({"user_id": user} if user is not None else {})}
+
+    def _read_scope(self, prefix: tuple[str, ...]) -> dict[str, str]:
+        """The scope a read under `prefix` covers: the user's when the prefix fixes it, else this
+        store's LangGraph items (an application-wide read, as LangGraph defines a short prefix)."""
+        if self._identity is not None:
+            return self._identity(tuple(prefix))
+        user = self._user(prefix)
+        return {"agent_id": self.agent_id, **({"user_id": user} if user is not None else {})}
 
     @staticmethod
     def _namespace_filters(prefix: tuple[str, ...], exact: bool) -> dict[str, Any]:
         out: dict[str, Any] = {f"$.langgraph.namespace[{i}]": part for i, part in enumerate(prefix) if part != "*"}
         if exact:
             out["$.langgraph.depth"] = len(prefix)
-        return out
-
-    def _value_filters(self, flt: dict[str, Any] | None) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for field, spec in (flt or {}).items():
-            if not isinstance(field, str) or '"' in field:
-                raise ValueError(f"filter field {field!r} must be a string without double quotes")
-            path = f'$.value."{field}"'
-            if isinstance(spec, dict) and spec and all(k in _OPS for k in spec):
-                out[path] = {_OPS[k]: v for k, v in spec.items()}
-            elif isinstance(spec, dict):
-                bad = sorted(k for k in spec if k not in _OPS)
-                raise ValueError(f"unknown filter operator(s) {bad} on {field!r}: use {sorted(_OPS)}")
-            else:
-                out[path] = spec
         return out
 
     # -- item <-> memory -------------------------------------------------------------------------
@@ -204,6 +265,13 @@ class MemstoreStore(BaseStore):
         """`batch` in a worker thread (one synchronous implementation)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
+    @staticmethod
+    def _candidates(text: str, ns: tuple[str, ...], key: str) -> tuple[str, str]:
+        """The item's text, then the text marked with its namespace and key: memstore keeps one
+        memory per text and scope, so an item whose text another item of the scope holds is told
+        apart by where it lives (never dropped as a duplicate)."""
+        return text, f"{text} [{'/'.join(ns)}:{key}]"
+
     def _put(self, op: PutOp) -> None:
         ns, key = tuple(op.namespace), str(op.key)
         scope = self.identity(ns)
@@ -218,53 +286,72 @@ class MemstoreStore(BaseStore):
                               "indexed": op.index is not False}, "value": value}
         text = self._text(value, op.index)
         expires = _utcnow() + dt.timedelta(minutes=ttl) if ttl else None
+        candidates = self._candidates(text, ns, key)
         if existing is not None and not (existing.get("expiration_date") and expires is None):
-            for candidate in (text, f"{text} [{key}]"):
+            for candidate in candidates:
                 try:
                     self.memory.update(existing["id"], text=candidate, metadata=meta, expiration_date=expires,
                                        actor_id="langgraph")
                     return
-                except DuplicateMemoryError:   # another key of the scope holds this text: see below
+                except DuplicateMemoryError:   # another item of the scope holds this text: mark it
                     continue
         if existing is not None:      # an expiry cannot be lifted by update(): replace the memory
             self.memory.delete(existing["id"], actor_id="langgraph")
-        out = self.memory.add(text, **scope, metadata=meta, infer=False, expiration_date=expires, actor_id="langgraph")
-        if not any(r.get("event") == "ADD" for r in out["results"]):
-            # the same text is stored under another key of this scope (memstore keeps one memory per
-            # text and scope): this key gets its own memory, told apart by the key
-            self.memory.add(f"{text} [{key}]", **scope, metadata=meta, infer=False, expiration_date=expires,
-                            actor_id="langgraph")
+        for candidate in candidates:
+            out = self.memory.add(candidate, **scope, metadata=meta, infer=False, expiration_date=expires,
+                                  actor_id="langgraph")
+            if any(r.get("event") == "ADD" for r in out["results"]):
+                return
+        raise DuplicateMemoryError(f"put({ns!r}, {key!r}) was not stored: its text is held by other items of the "
+                                   f"same scope even when marked with namespace and key",
+                                   hint="give the item distinct content, or put it under another key")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        flt = {**self.identity(prefix), **self._namespace_filters(prefix, False), **self._value_filters(op.filter)}
-        want = max(0, int(op.offset)) + max(0, int(op.limit))
-        if op.query:
+        lgf = LangGraphFilter(op.filter)
+        flt = {**self._read_scope(prefix), **self._namespace_filters(prefix, False), **lgf.pushdown}
+        offset, limit = max(0, int(op.offset)), max(0, int(op.limit))
+        if limit == 0:
+            return []
+        want = min(_ALL, offset + limit) if lgf.exact else _ALL
+        if op.query and self.embeddings is not None:
+            flt["$.langgraph.indexed"] = {"ne": "false"}
+            rows = self._rank_by_embeddings(op.query, self.memory.get_all(
+                filters=flt, top_k=_ALL, include_superseded=True)["results"], lgf)
+        elif op.query:
             flt["$.langgraph.indexed"] = {"ne": "false"}
             rows = self.memory.search(op.query, filters=flt, top_k=want, include_superseded=True)["results"]
         else:
             rows = self.memory.get_all(filters=flt, top_k=want, include_superseded=True)["results"]
-        rows = [r for r in rows if isinstance((r.get("metadata") or {}).get("langgraph"), dict)][op.offset:]
+        rows = [r for r in rows if isinstance((r.get("metadata") or {}).get("langgraph"), dict)
+                and lgf.matches(r["metadata"].get("value") or {})][offset: offset + limit]
         self._refresh(rows, op.refresh_ttl)
         return [self._item(r, r.get("score"), search=True) for r in rows]
+
+    def _rank_by_embeddings(self, query: str, rows: list[dict[str, Any]], lgf: LangGraphFilter) -> list[dict[str, Any]]:
+        """With the application's own embeddings, LangGraph's contract: every matching item ranked
+        by the cosine similarity of its stored vector to the query's (the score is that cosine)."""
+        rows = [r for r in rows if isinstance((r.get("metadata") or {}).get("langgraph"), dict)
+                and lgf.matches(r["metadata"].get("value") or {})]
+        if not rows:
+            return []
+        frame = self.memory.sql("SELECT id, embedding FROM memories WHERE list_contains($ids, id)",
+                                {"ids": [r["id"] for r in rows]})
+        vectors = dict(zip(frame["id"].to_list(), frame["embedding"].to_list()))
+        q = np.asarray(self.embeddings.embed_query(query), dtype=np.float64)
+        q = q / (np.linalg.norm(q) or 1.0)
+        for r in rows:
+            v = np.asarray(vectors.get(r["id"]) or np.zeros_like(q), dtype=np.float64)
+            r["score"] = float(v @ q / (np.linalg.norm(v) or 1.0))
+        return sorted(rows, key=lambda r: -r["score"])
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conds = list(op.match_conditions or ())
         prefix = next((tuple(c.path) for c in conds if c.match_type == "prefix"), ())
-        try:
-            scope = self.identity(prefix)
-        except InvalidNamespaceError:
-            scope = None
-        if scope is not None:
-            flt = {**scope, **self._namespace_filters(prefix, False)}
-            rows = self.memory.get_all(filters=flt, top_k=_ALL, include_superseded=True)["results"]
-            found = {tuple(r["metadata"]["langgraph"]["namespace"]) for r in rows}
-        else:   # no user in the prefix: the application lists across users (read-only SQL, no content)
-            frame = self.memory.sql(
-                "SELECT DISTINCT CAST(json_extract(metadata, '$.langgraph.namespace') AS VARCHAR) AS ns "
-                "FROM memories WHERE json_extract(metadata, '$.langgraph.key') IS NOT NULL "
-                "AND (expiration_date IS NULL OR expiration_date > $now)", {"now": _utcnow()})
-            found = {tuple(json.loads(v)) for v in frame["ns"].to_list() if v}
+        flt = {**self._read_scope(prefix), **self._namespace_filters(prefix, False)}
+        rows = self.memory.get_all(filters=flt, top_k=_ALL, include_superseded=True)["results"]
+        found = {tuple(r["metadata"]["langgraph"]["namespace"]) for r in rows
+                 if isinstance((r.get("metadata") or {}).get("langgraph"), dict)}
         out = set()
         for ns in found:
             if all(_matches(ns, c.match_type, tuple(c.path)) for c in conds):

@@ -188,7 +188,26 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
                delete_all_memories, list_entities, memory_history, what_changed, forget_me,
                add_memories, search_memory, list_memories, delete_memories):
         tool(fn, fn.__name__)
+    _refuse_unknown_arguments(server, ToolError)
     return server
+
+
+def _refuse_unknown_arguments(server: Any, tool_error: type[Exception]) -> None:
+    """A call naming an argument the tool does not take is refused (ToolError: isError=true, naming
+    the argument and the tool's arguments) instead of the argument being dropped silently."""
+    call_tool = server.call_tool
+
+    async def checked(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = server._tool_manager.get_tool(name)
+        if tool is not None:
+            known = set((tool.parameters or {}).get("properties", {}))
+            unknown = sorted(set(arguments or {}) - known)
+            if unknown:
+                raise tool_error(f"ArgumentError: {name} does not take {', '.join(unknown)} — its arguments are "
+                                 f"{', '.join(sorted(known)) or 'none'}")
+        return await call_tool(name, arguments, context)
+
+    server.call_tool = checked
 
 
 def _message(exc: BaseException) -> str:

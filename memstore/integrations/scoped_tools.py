@@ -132,8 +132,14 @@ class ScopedTools:
         out = self.memory.add(content, **self.identity(user_id, agent_id, run_id), metadata=meta or None,
                               infer=infer, actor_id=self.actor_id)
         ex = out.get("extraction") or {}
-        return {"results": [{k: r[k] for k in ("id", "memory", "event") if k in r} for r in out["results"]],
-                "deduplicated": ex.get("deduplicated", 0)}
+        results = [{k: r[k] for k in ("id", "memory", "event") if k in r} for r in out["results"]]
+        if not results and not ex.get("deduplicated"):
+            raise NothingStoredError(_nothing_stored(ex), hint="state the fact as a sentence about the user "
+                                     "(e.g. 'I keep three beehives on my roof')")
+        answer = {"results": results, "deduplicated": ex.get("deduplicated", 0)}
+        if not results:
+            answer["message"] = _nothing_stored(ex)      # already known: not an error, but said
+        return answer
 
     def search_memories(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None,
                         threshold: float | None = None) -> dict[str, Any]:
@@ -219,3 +225,21 @@ class ScopedTools:
 
 def _iso(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+class NothingStoredError(MemstoreError):  # raised through MCP as a ToolError: isError=true
+    """add_memory stored nothing (no fact found, or every fact is already stored)."""
+
+
+def _nothing_stored(extraction: dict[str, Any]) -> str:
+    """Why an add stored nothing, from its extraction report.
+
+    >>> _nothing_stored({"deduplicated": 1})
+    'nothing was stored: every fact in it is already stored (1 duplicate)'
+    >>> _nothing_stored({"facts": 0})
+    'nothing was stored: no fact about the user was found in the text'
+    """
+    dup = extraction.get("deduplicated") or 0
+    if dup:
+        return f"nothing was stored: every fact in it is already stored ({dup} duplicate{'s' if dup > 1 else ''})"
+    return "nothing was stored: no fact about the user was found in the text"

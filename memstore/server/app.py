@@ -18,7 +18,7 @@ import tempfile
 from typing import Any, Dict, List, Optional
 
 from fastapi import Body, Depends, FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
 import memstore
@@ -26,6 +26,8 @@ from memstore.api.protocol import METHODS, MethodSpec
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
 from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
 from memstore.server.auth import Access
+from memstore.server.errors import install_error_envelope
+from memstore.server.openapi import as_call, call_arguments, document_api
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
@@ -120,13 +122,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
 
     auth = [Depends(require_token)]
 
-    @app.exception_handler(Exception)
-    async def on_error(request: Request, exc: Exception) -> JSONResponse:
-        status, body = error_body(exc)
-        return JSONResponse(body, status_code=status)
-
-    for cls in (MemstoreError, TypeError, ValueError, KeyError, FileNotFoundError, PermissionError):
-        app.add_exception_handler(cls, on_error)
+    install_error_envelope(app, error_body)
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
@@ -235,6 +231,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
             pass
         else:
             mount_mcp(app, inner, token=token, authorize=access.mcp_authorize(_AddsThrough(inner, commit_add)))
+    document_api(app)
     return app
 
 
@@ -268,11 +265,12 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         body = loads(raw) if raw else {}
         if not isinstance(body, dict):
             raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
-        args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
+        kwargs = call_arguments(spec, body)
         if not request.app.state.access.scoped():     # a scoped token's calls are scoped (or refused) anyway
             _check_analyst(spec, kwargs, analyst_api)
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
+        args, kwargs = as_call(spec, kwargs)
         value = await run_in_threadpool(target, *args, **kwargs)
         if spec.returns == "frame":
             return Response(frame_to_ipc(value), media_type=ARROW_STREAM, headers={RESULT_KIND: "frame"})

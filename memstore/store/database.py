@@ -565,14 +565,21 @@ def _closed(path: str) -> None:
 
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     """duckdb.connect, with a lock held by another process turned into one clear sentence."""
+    from memstore.store.open_errors import explain_open_error
+
     try:
         return duckdb.connect(path, read_only=read_only)
+    except duckdb.ConnectionException as exc:
+        raise (explain_open_error(path, read_only, exc) or exc) from None
     except duckdb.IOException as exc:
         from memstore.store.lockfile import lock_holder, starting_server
 
         holder = lock_holder(exc)
         if holder is None:
-            raise
+            explained = explain_open_error(path, read_only, exc)
+            if explained is None:
+                raise
+            raise explained from None
         starting = starting_server(path)
         if starting is not None:
             raise StoreLockedError(f"store {path} belongs to a memstore server (PID {starting.get('pid')}) that is "

@@ -2,15 +2,15 @@
 -- scope, for a person to resolve (Memory.resolve) or dismiss. One row per pair, older fact first.
 --
 --   user_id, agent_id, run_id, scope_key   the scope both facts belong to
---   kind            same_slot: same subject and slot with different values ("lives in Boston" /
---                   "lives in Seattle");  similar: embeddings at cosine >= 0.9 but different text
+--   kind            same_slot: same subject and slot with different values (two values of lives_in, say);
+--                   similar: embeddings at cosine >= 0.9 but different text
 --   reason          the same, in words
 --   subject, slot   for same_slot pairs
 --   similarity      cosine similarity of the two embeddings
 --   older_id, older_memory, older_valid_from, newer_id, newer_memory, newer_valid_from
 --
 -- Pairs a person marked compatible (memory_links kind 'compatible') are left out.
---   SELECT reason, older_memory, newer_memory FROM contradictions WHERE user_id = 'alice'
+--   SELECT reason, older_memory, newer_memory FROM contradictions WHERE user_id = $user_id
 WITH cur AS (
     SELECT id, memory, hash, embedding, user_id, agent_id, run_id, scope_key, subject, slot, slot_value,
            coalesce(valid_from, created_at) AS valid_from
@@ -22,7 +22,7 @@ WITH cur AS (
            a.id AS older_id, a.memory AS older_memory, a.valid_from AS older_valid_from,
            b.id AS newer_id, b.memory AS newer_memory, b.valid_from AS newer_valid_from,
            a.subject, a.slot, a.slot_value AS older_value, b.slot_value AS newer_value,
-           -- a fact that ENDS a slot ("broke up with Tom": slot_value NULL) holds no value, so it
+           -- a fact that ENDS a slot (a breakup: slot_value NULL) holds no value, so it
            -- conflicts with nothing (it is an event that stays true; see current_slot_memories.sql)
            a.subject = b.subject AND a.slot = b.slot AND a.slot_value IS NOT NULL AND b.slot_value IS NOT NULL
                AND a.slot_value IS DISTINCT FROM b.slot_value     AS same_slot,

@@ -8,7 +8,7 @@
 --   first_seen, last_seen   created_at of the oldest / newest of those memories
 --
 -- Search damps "hub" entities by their degree; this is where to find the hubs:
---   SELECT entity, degree FROM entity_degrees WHERE user_id = 'alice' ORDER BY degree DESC LIMIT 10
+--   SELECT entity, degree FROM entity_degrees WHERE user_id = $user_id ORDER BY degree DESC LIMIT 10
 SELECT e.id                        AS entity_id,
        e.name                      AS entity,
        e.label                     AS label,

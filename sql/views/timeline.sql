@@ -2,7 +2,7 @@
 -- One row per memory (current, superseded or expired).
 --
 --   id, memory, user_id, agent_id, run_id, scope_key
---   subject, slot, slot_value   what the fact states (e.g. alice / lives_in / seattle); NULL if unknown
+--   subject, slot, slot_value   what the fact states (subject / slot / value); NULL if unknown
 --   valid_from      when the fact became true (the conversation's time, else the time of add)
 --   valid_to        when it stopped: superseded (invalidated_at) or expired (expiration_date),
 --                   whichever comes first; NULL = still open
@@ -12,7 +12,7 @@
 --
 -- Where Alice lived, in order:
 --   SELECT valid_from, valid_to, memory, status FROM timeline
---   WHERE user_id = 'alice' AND slot = 'lives_in' ORDER BY valid_from
+--   WHERE user_id = $user_id AND slot = 'lives_in' ORDER BY valid_from
 SELECT m.id, m.memory, m.user_id, m.agent_id, m.run_id, m.scope_key,
        m.subject, m.slot, m.slot_value,
        coalesce(m.valid_from, m.created_at)                 AS valid_from,

@@ -1,0 +1,108 @@
+"""One error envelope for every answer that is not a success, with memstore's own error types.
+
+Every error the server sends — a library error, a malformed request FastAPI rejects, an unknown
+path or method — has the body `{"error": {"type", "message", "hint", "fields"}, "detail"}`, where
+`type` names a class of memstore.core.errors (Python's built-in exceptions are reported as the
+memstore error they stand for, so no internal name leaks), and a 405 lists the path's methods in
+`Allow`.
+
+>>> envelope(TypeError("f() got an unexpected keyword argument 'x'"))[1]["error"]["type"]
+'ArgumentError'
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Dict
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+from memstore.core.errors import MemstoreError
+
+# built-in exceptions a library call may still raise -> (memstore error type, HTTP status)
+_BUILTIN = ((TypeError, "ArgumentError", 400), (KeyError, "NotFoundError", 404),
+            (FileNotFoundError, "MissingFileError", 404), (PermissionError, "ScopeViolation", 403),
+            (ValueError, "InvalidInputError", 400))
+_HTTP_TYPES = {401: "AuthError", 403: "AuthError", 404: "NotFoundError", 405: "MethodNotAllowed",
+               413: "InvalidInputError", 415: "InvalidInputError"}
+
+
+class ErrorInfo(BaseModel):
+    type: str = Field(..., description="The memstore error class, e.g. FilterError (see memstore.core.errors).")
+    message: str = Field(..., description="What was wrong and what to do.")
+    hint: str = Field("", description="What to do about it.")
+    fields: Dict[str, Any] = Field(default_factory=dict, description="Structured details (argument, key, ...).")
+
+
+class ErrorBody(BaseModel):
+    """Every error answer of the server."""
+
+    error: ErrorInfo
+    detail: Any = Field(..., description="The message again (mem0 clients read `detail`).")
+
+
+def envelope(exc: BaseException, base: Callable[[BaseException], tuple[int, dict[str, Any]]] | None = None
+             ) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) for any exception: `base` (the server's mapping of memstore errors to
+    statuses, app.error_body) first, then a memstore error type for the built-in ones."""
+    if base is not None:
+        status, body = base(exc)
+    else:
+        status, body = 500, {"error": {"type": "ServerError", "message": str(exc)}, "detail": str(exc)}
+    if not isinstance(exc, MemstoreError):
+        for cls, name, code in _BUILTIN:
+            if isinstance(exc, cls):
+                status = code
+                body["error"]["type"] = name
+                break
+        body["error"].setdefault("hint", "")
+        body["error"].setdefault("fields", {})
+    return status, body
+
+
+def _body(status: int, type_: str, message: str, hint: str = "", **fields: Any) -> Dict[str, Any]:
+    return {"error": {"type": type_, "message": message, "hint": hint, "fields": fields}, "detail": message}
+
+
+def _allowed(app: FastAPI, request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE and getattr(route, "methods", None):
+            methods |= set(route.methods)
+    return sorted(methods)
+
+
+def install_error_envelope(app: FastAPI, base: Callable[[BaseException], tuple[int, dict[str, Any]]]) -> None:
+    """Answer every error with the one envelope (library errors, FastAPI's request validation,
+    404 / 405 from routing)."""
+
+    async def on_error(request: Request, exc: Exception) -> JSONResponse:
+        status, body = envelope(exc, base)
+        return JSONResponse(body, status_code=status)
+
+    async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()][:10]
+        message = "the request does not match the API: " + "; ".join(problems)
+        return JSONResponse(_body(422, "InvalidInputError", message, "see /docs for the request's schema"),
+                            status_code=422)
+
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        headers = dict(exc.headers or {})
+        message = str(exc.detail)
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed(app, request))
+            message = f"{request.method} is not allowed on {request.url.path}; allowed: {headers['Allow']}"
+        elif exc.status_code == 404:
+            message = f"no route {request.url.path}: see /docs for the API"
+        return JSONResponse(_body(exc.status_code, _HTTP_TYPES.get(exc.status_code, "ServerError"), message),
+                            status_code=exc.status_code, headers=headers)
+
+    for cls in (Exception, MemstoreError, TypeError, ValueError, KeyError, FileNotFoundError, PermissionError):
+        app.add_exception_handler(cls, on_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)

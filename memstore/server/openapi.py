@@ -1,0 +1,235 @@
+"""The server's OpenAPI document, complete enough for generated clients and fuzzers: a typed
+request model for every `/v1/<method>` (its keyword arguments, from `Memory`'s signature), every
+error status with the one error envelope (memstore/server/errors.py), the content type each
+answer really has (JSON, or an Arrow IPC stream for frames), and ids / identities / limits with the
+constraints the library checks.
+
+>>> from memstore.api.protocol import METHODS
+>>> model = call_model(METHODS["get_all"])
+>>> sorted(model.model_fields)[:3], model.model_config["extra"]
+(['agent_id', 'as_of', 'filters'], 'forbid')
+>>> call_arguments(METHODS["get"], {"args": ["m1"], "kwargs": {"user_id": "alice"}})
+{'user_id': 'alice', 'memory_id': 'm1'}
+"""
+from __future__ import annotations
+
+import inspect
+import typing
+from functools import lru_cache
+from typing import Any, Dict, List, Optional
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from memstore.api.protocol import METHODS, MethodSpec
+from memstore.core.errors import ArgumentError
+from memstore.server.errors import ErrorBody
+from memstore.wire.format import ARROW_STREAM
+
+ID_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"   # printable, not blank (as check_id)
+DOC_ID_PATTERN = r"^[0-9A-Za-z_.:-]{1,200}$"   # documented: the ids add() hands out (UUIDs)
+NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"   # not blank, no NUL (as identity._clean): "alice\n" is alice
+_CONSTRAINED: Dict[str, Any] = {
+    "memory_id": Field(..., pattern=ID_PATTERN, max_length=200),
+    "user_id": Field(None, pattern=NAME_PATTERN),
+    "agent_id": Field(None, pattern=NAME_PATTERN),
+    "run_id": Field(None, pattern=NAME_PATTERN),
+    "actor_id": Field(None, pattern=NAME_PATTERN),
+    "top_k": Field(None, ge=1, le=100_000),
+    "limit": Field(None, ge=1, le=100_000),
+}
+ERROR_STATUSES = {400: "Bad input: the message names the argument and what to do", 401: "Missing or wrong bearer token",
+                  403: "Not allowed for this token or scope", 404: "No such memory, store, file or route",
+                  405: "Method not allowed (see Allow)", 409: "Conflict: a duplicate, or a read-only store",
+                  422: "The request does not match this schema", 423: "The store is locked by another process",
+                  500: "A write failed and was rolled back", 502: "The LLM answered wrongly",
+                  503: "The LLM or the store is unavailable: retry"}
+
+
+def _memory_method(name: str) -> Any:
+    from memstore.memory import Memory
+
+    return getattr(Memory, name)
+
+
+def _params(spec: MethodSpec) -> list[inspect.Parameter]:
+    sig = inspect.signature(_memory_method(spec.name))
+    return [p for p in sig.parameters.values() if p.name != "self"
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+
+
+def _hints(spec: MethodSpec) -> Dict[str, Any]:
+    try:
+        return typing.get_type_hints(_memory_method(spec.name))
+    except Exception:  # noqa: BLE001 - a hint naming a type this module cannot see: document it as any value
+        return {}
+
+
+def _json_type(hint: Any) -> Any:
+    """A hint a JSON body can carry (os.PathLike, frames, tuples -> their JSON form)."""
+    text = repr(hint)
+    if any(t in text for t in ("PathLike", "DataFrame", "Callable", "datetime", "Iterable")):
+        return Any
+    if "tuple" in text.lower():
+        return Optional[List[str]]
+    return hint
+
+
+@lru_cache(maxsize=None)
+def call_model(spec: MethodSpec) -> type[BaseModel]:
+    """The keyword arguments of `Memory.<method>` as a pydantic model (unknown keys refused)."""
+    hints = _hints(spec)
+    fields: Dict[str, Any] = {}
+    for p in _params(spec):
+        hint = _json_type(hints.get(p.name, Any))
+        required = p.default is inspect.Parameter.empty
+        if p.name in _CONSTRAINED:
+            base = str if p.name.endswith("_id") else int
+            fields[p.name] = (base if required else Optional[base], _field(_CONSTRAINED[p.name], required))
+        else:
+            default = ... if required else (p.default if isinstance(p.default, (str, int, float, bool, type(None)))
+                                            else None)
+            fields[p.name] = (hint, default)
+    return create_model(f"{spec.name}_arguments", __config__=ConfigDict(extra="forbid", strict=True,
+                                                                       arbitrary_types_allowed=True), **fields)
+
+
+def _field(info: Any, required: bool) -> Any:
+    kwargs = {}
+    for m in info.metadata:
+        for attr in ("pattern", "max_length", "ge", "le"):
+            if getattr(m, attr, None) is not None:
+                kwargs[attr] = getattr(m, attr)
+    return Field(... if required else None, **kwargs)
+
+
+def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
+    """A `/v1/<method>` body `{"args": [...], "kwargs": {...}}` checked against the method's
+    arguments; the keyword arguments to call it with (positional ones bound to their names)."""
+    if not isinstance(body, dict) or set(body) - {"args", "kwargs"}:
+        raise ArgumentError(f"{spec.name}(): the body must be {{\"kwargs\": {{...}}}} (and optionally \"args\": [...])",
+                            hint=f"see POST /v1/{spec.name} in /docs")
+    args, kwargs = body.get("args", []), body.get("kwargs", {})
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise ArgumentError(f"{spec.name}(): \"args\" must be a list and \"kwargs\" an object",
+                            hint=f"see POST /v1/{spec.name} in /docs")
+    names = [p.name for p in _params(spec)]
+    if len(args) > len(names):
+        raise ArgumentError(f"{spec.name}() takes at most {len(names)} arguments, got {len(args)}",
+                            hint=f"pass them by name in \"kwargs\": {', '.join(names)}")
+    kwargs = dict(kwargs)
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise ArgumentError(f"{spec.name}() got {name!r} twice (in args and kwargs)", argument=name)
+        kwargs[name] = value
+    try:
+        call_model(spec).model_validate(kwargs)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors()[:10]:
+            where = ".".join(str(p) for p in e.get("loc", ()))
+            problems.append(f"{where}: unknown argument" if e.get("type") == "extra_forbidden"
+                            else f"{where}: {e.get('msg')}")
+        raise ArgumentError(f"{spec.name}(): {'; '.join(problems)}",
+                            hint=f"{spec.name}() takes: {', '.join(names)}", arguments=", ".join(names)) from None
+    return kwargs
+
+
+def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[str, Any]]:
+    """Checked arguments back into (positional, keyword) as `Memory.<method>` declares them, so a
+    wrapper whose own parameters share a name with the method's (e.g. `name`) still gets them right.
+
+    >>> as_call(METHODS["get"], {"memory_id": "m1", "user_id": "alice"})
+    (['m1'], {'user_id': 'alice'})
+    """
+    kwargs = dict(kwargs)
+    args: list[Any] = []
+    for p in _params(spec):
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD or p.name not in kwargs:
+            break
+        args.append(kwargs.pop(p.name))
+    return args, kwargs
+
+
+def _errors(extra: Dict[int, str] | None = None) -> Dict[str, Any]:
+    ref = {"$ref": "#/components/schemas/ErrorBody"}
+    return {str(code): {"description": text, "content": {"application/json": {"schema": ref}}}
+            for code, text in {**ERROR_STATUSES, **(extra or {})}.items()}
+
+
+def document_api(app: FastAPI) -> None:
+    """Replace `app.openapi` with the complete document (built once, on first request)."""
+
+    def openapi() -> Dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+        schemas.update({k: v for k, v in ErrorBody.model_json_schema(
+            ref_template="#/components/schemas/{model}").pop("$defs", {}).items()})
+        schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas["ErrorBody"].pop("$defs", None)
+        for path, ops in doc.get("paths", {}).items():
+            for method, op in ops.items():
+                _document_operation(path, method, op, schemas)
+        app.openapi_schema = doc
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dict[str, Any]) -> None:
+    responses = op.setdefault("responses", {})
+    responses.pop("422", None)
+    ok = responses.setdefault("200", {"description": "Success"})
+    ok.setdefault("content", {"application/json": {"schema": {}}})
+    if path == "/health":
+        return
+    responses.update(_errors())
+    for param in op.get("parameters", []):
+        name = param.get("name")
+        if name == "memory_id":
+            param["schema"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
+        elif name in ("user_id", "agent_id", "run_id"):
+            param["schema"] = {"type": "string", "pattern": NAME_PATTERN}
+        elif name == "limit":
+            param["schema"] = {"type": "integer", "minimum": 1, "maximum": 100000, "default": 100}
+    name = path.rsplit("/", 1)[-1]
+    if path.startswith("/v1/") and name in METHODS:
+        spec = METHODS[name]
+        model = call_model(spec)
+        kw = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(kw.pop("$defs", {}))
+        if "memory_id" in kw.get("properties", {}):      # document the ids add() hands out
+            kw["properties"]["memory_id"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
+        schemas[model.__name__] = kw
+        body = {"type": "object", "additionalProperties": False,
+                "properties": {"kwargs": {"$ref": f"#/components/schemas/{model.__name__}"},
+                               "args": {"type": "array", "maxItems": 0,
+                                        "description": "Positional arguments (deprecated: pass them in kwargs)."}},
+                "required": ["kwargs"] if kw.get("required") else []}
+        op["requestBody"] = {"required": bool(kw.get("required")), "content": {"application/json": {"schema": body}}}
+        if spec.returns == "frame":
+            ok["content"] = {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}
+            ok["description"] = "The frame as an Apache Arrow IPC stream"
+    if path == "/memories/{memory_id}" and method == "put":
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": [
+            {"type": "string", "minLength": 1, "description": "The new text."},
+            {"type": "object", "properties": {"text": {"type": "string", "minLength": 1},
+                                              "metadata": {"type": "object"}},
+             "required": ["text"], "additionalProperties": False}]}}}}
+    if path in ("/memories", "/search") and method == "post":
+        ref = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref")
+        model = schemas.get(ref.rsplit("/", 1)[-1]) if ref else None
+        if model:
+            for key in ("user_id", "agent_id", "run_id"):
+                if key in model.get("properties", {}):
+                    model["properties"][key] = {"type": "string", "pattern": NAME_PATTERN}
+            model["anyOf"] = [{"required": [k]} for k in ("user_id", "agent_id", "run_id")]
+            if "messages" in model.get("properties", {}):
+                model["properties"]["messages"]["minItems"] = 1
+                message = schemas.get("Message", {}).get("properties", {})
+                if "role" in message:
+                    message["role"].update({"minLength": 1, "maxLength": 100})
+            model["additionalProperties"] = False

@@ -1,0 +1,92 @@
+"""Schemathesis (an OpenAPI fuzzer nobody here wrote) against the server app, in process: every
+operation of the OpenAPI document, generated requests, schemathesis' default checks (no 5xx,
+documented status codes and content types, responses that match their schema, schema-valid
+requests accepted, invalid ones rejected). Few examples per operation so CI stays fast;
+`schemathesis run` against `memstore serve` (scripts/run_outside_suites.sh) runs more."""
+from __future__ import annotations
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from memstore import Memory  # noqa: E402
+from memstore.server.app import create_app  # noqa: E402
+
+TOKEN = "fuzz-token"
+# Not yet: "schema-valid request accepted" — the schema cannot express every rule the library checks
+# (e.g. "at least one of user_id / agent_id / run_id", a message's text); see notes/33.md.
+EXCLUDED_NAMES = ["positive_data_acceptance"]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fuzz") / "s.duckdb"
+    memory = Memory(str(path), config={"embedder": {"provider": "hashing"}}, embedded=True)
+    memory.add("I live in Lisbon", user_id="alice", infer=False)
+    yield create_app(memory, token=TOKEN, mcp=False)
+    memory.close()
+
+
+@pytest.fixture(scope="module")
+def api_schema(app):
+    return schemathesis.openapi.from_asgi("/openapi.json", app)
+
+
+def test_every_operation_conforms(api_schema):
+    """Each operation: a few generated requests, schemathesis' default checks on every answer."""
+    from hypothesis import given
+
+    excluded = [c for c in schemathesis.checks.CHECKS.get_all() if c.__name__ in EXCLUDED_NAMES]
+    assert excluded
+    failures = []
+    for result in api_schema.get_all_operations():
+        operation = result.ok()
+
+        @given(case=operation.as_strategy())
+        @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                  database=None)
+        def check(case):
+            case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"}, excluded_checks=excluded)
+
+        try:
+            check()
+        except BaseException as exc:  # noqa: BLE001 - schemathesis raises a FailureGroup; collect every operation's
+            text = "\n".join(line for line in str(exc).splitlines() if "ST" in line or "curl" in line or "`" in line)
+            failures.append(f"{operation.method.upper()} {operation.path}: {text[:800]}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_document_is_complete(api_schema, app):
+    doc = app.openapi()
+    ops = [(p, m, op) for p, methods in doc["paths"].items() for m, op in methods.items()]
+    assert len(ops) >= 35
+    for path, method, op in ops:
+        if path.startswith("/v1/") and path != "/v1/ingest_upload":
+            body = op["requestBody"]["content"]["application/json"]["schema"]
+            assert body["properties"]["kwargs"]["$ref"].endswith("_arguments"), path
+        if path != "/health":
+            for code in ("400", "401", "404"):
+                assert op["responses"][code]["content"]["application/json"]["schema"]["$ref"] == \
+                    "#/components/schemas/ErrorBody", (path, code)
+    assert "application/vnd.apache.arrow.stream" in doc["paths"]["/v1/doctor"]["post"]["responses"]["200"]["content"]
+
+
+def test_errors_are_one_envelope_without_internal_names(app):
+    from starlette.testclient import TestClient
+
+    client = TestClient(app, headers={"Authorization": f"Bearer {TOKEN}"})
+    answers = [client.post("/v1/add", json={}), client.post("/v1/list_entities", json={}),
+               client.put("/memories/abc", json=[1, 2]), client.post("/v1/get_all", json={"kwargs": {"foo": 1}}),
+               client.request("PATCH", "/memories/abc"), client.post("/search", json={"query": 3}),
+               client.get("/memories", headers={"Authorization": "Bearer wrong"})]
+    assert [a.status_code for a in answers] == [400, 404, 400, 400, 405, 422, 401]
+    for a in answers:
+        body = a.json()
+        assert set(body) == {"error", "detail"} and set(body["error"]) == {"type", "message", "hint", "fields"}
+        assert "<locals>" not in body["error"]["message"] and "create_app" not in body["error"]["message"]
+        assert body["error"]["type"] not in ("TypeError", "ValueError", "KeyError")
+    assert "messages" in answers[0].json()["error"]["message"]
+    assert "foo: unknown argument" in answers[3].json()["error"]["message"]
+    assert set(answers[4].headers["allow"].split(", ")) == {"GET", "PUT", "DELETE"}
