@@ -139,8 +139,11 @@ def _retrying(step, retries: int):  # noqa: ANN001, ANN202
 
 
 def _is_conflict(exc: LakeError) -> bool:
-    text = str(exc).lower()
-    return "conflict" in text or "could not serialize" in text or "retry" in text
+    """A commit another shard's concurrent commit made fail (DuckLake says "Failed to commit DuckLake
+    transaction" and, in the detail, the conflict): safe to run the whole publish again."""
+    text = (str(exc) + " " + str(exc.fields.get("detail", ""))).lower()
+    return any(s in text for s in ("conflict", "could not serialize", "retry", "failed to commit ducklake",
+                                   "duplicate key value"))
 
 
 def _publish_once(s: LakeSession, db: Database, shard: str, wanted: tuple[str, ...], embeddings: bool,

@@ -182,4 +182,5 @@ def _lake_error(name: str, exc: duckdb.Error) -> LakeError:
                                     hint="check the catalog is up and the connection string is right; "
                                          "the store keeps its changes and the next publish sends them")
     return LakeError(f"lake statement {name} failed: {text.splitlines()[0][:500]}",
-                     hint="nothing of this step was committed to the lake; see the message for the cause")
+                     hint="nothing of this step was committed to the lake; see the message for the cause",
+                     detail=text[:4000])
