@@ -35,6 +35,7 @@ from memstore.retrieval.filters import check_filters, compile_filters, trim_iden
 from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
+from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.sqlfiles import load_sql
 from memstore.timeutil import parse_time
@@ -82,9 +83,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
             cfg.path = os.environ["MEMSTORE_PATH"]
         self.config = cfg
         embedder = build_embedder(cfg.embedder)
-        cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
+        cache = ScopeCache(cfg.scope_cache_rows, max_bytes=cfg.scope_cache_mb << 20)  # this Memory's only
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
-                      scope_cache=cache, threads=cfg.threads)
+                      scope_cache=cache, threads=cfg.threads, memory_limit=cfg.memory_limit)
+        if not cfg.read_only:       # the store keeps itself sorted by scope (its commits start it)
+            attach_maintenance(db, min_rows=cfg.search.auto_cluster_min_rows, share=cfg.search.auto_cluster_share,
+                               slice_rows=cfg.search.auto_cluster_slice_rows)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
 
     @classmethod
@@ -296,7 +300,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip
-        other users' row groups; one transaction. Returns rows per table and seconds."""
+        other users' row groups; every slice now (memstore/store/recluster.py). Returns rows per
+        table and seconds."""
         from memstore.store.optimize import optimize_store
 
         return optimize_store(self.db)

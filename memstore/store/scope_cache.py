@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from memstore.store.database import Database
 
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
+# Python objects per cached memory beyond its vector and text: id and hash strings, list slots,
+# by_id / by_hash dict entries and tuples, expiry and alive (sys.getsizeof, measured at dim 384).
+ROW_OVERHEAD = 400
 
 
 class ScopeEntry:
@@ -58,10 +61,16 @@ class ScopeEntry:
         self.by_hash: dict[str, tuple[int, ...]] = {}
         self.by_id: dict[str, int] = {}
         self.by_slot: dict[str, tuple[tuple[int, dt.datetime], ...]] = {}  # subject|slot -> holders (row, valid_from)
+        self.text_bytes = 0
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        """What this entry holds in memory, estimated: the vector rows allocated, texts, ROW_OVERHEAD a row."""
+        return self.vecs.nbytes + self.text_bytes + ROW_OVERHEAD * len(self.ids)
 
     def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any,
                slots: list[tuple[str | None, Any]] | None = None) -> None:
@@ -96,6 +105,7 @@ class ScopeEntry:
         self.ids += ids
         self.hashes += hashes
         self.texts += texts
+        self.text_bytes += sum(len(t) for t in texts) + 49 * k
 
     def drop(self, ids: list[str]) -> None:
         """Mark memories as no longer current (superseded)."""
@@ -159,8 +169,9 @@ class ScopeCache:
     they store adds. A second Memory on the same file has its own: it sees the first one's
     commits through the files' fingerprint."""
 
-    def __init__(self, max_rows: int = 200_000) -> None:
+    def __init__(self, max_rows: int = 200_000, max_bytes: int = 256 << 20) -> None:
         self.max_rows = max_rows
+        self.max_bytes = max_bytes      # config `scope_cache_mb`: scopes beyond it are evicted, oldest first
         self.entries: collections.OrderedDict[str, ScopeEntry] = collections.OrderedDict()
         self.known_entities: set[str] = set()
         # scope -> (created_at, id) of the messages add() stored, oldest first (exact while cached)
@@ -245,7 +256,7 @@ class ScopeCache:
             if not self.preloaded:
                 self.preloaded = True
                 total = db.scalar("SELECT count(*) FROM memories WHERE invalidated_at IS NULL")
-                if total <= self.max_rows:
+                if total <= self.max_rows and total * self.row_bytes(db.dim) <= self.max_bytes:
                     self._load(db, None)
                     return self.entries.setdefault(scope_key, ScopeEntry(db.dim))
             self._load(db, scope_key)
@@ -310,11 +321,26 @@ class ScopeCache:
             e = self.entries.setdefault(str(scopes[lo]), ScopeEntry(db.dim))
             e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi], slots[lo:hi])
 
+    @staticmethod
+    def row_bytes(dim: int) -> int:
+        """Estimated bytes a cached memory takes (vector, ~100 characters of text, overhead)."""
+        return 4 * dim + 150 + ROW_OVERHEAD
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes held by every cached scope (what `max_bytes` bounds)."""
+        with self.lock:
+            return sum(e.nbytes for e in self.entries.values())
+
     def _evict(self) -> None:
+        """Drop least recently used scopes beyond max_rows or max_bytes (the newest one stays)."""
         total = sum(e.size for e in self.entries.values())
-        while total > self.max_rows and len(self.entries) > 1:
+        size = sum(e.nbytes for e in self.entries.values())
+        while (total > self.max_rows or size > self.max_bytes) and len(self.entries) > 1:
             _, old = self.entries.popitem(last=False)
             total -= old.size
+            size -= old.nbytes
+            self.stats["evictions"] += 1
 
     def messages_to_prune(self, db: Database, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
         """Ids of add()'s messages beyond the newest `keep` once `new` (created_at, id) is stored;
