@@ -25,9 +25,13 @@ def _words(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: int = 7,
-                chunk: int = 50_000, log=print) -> Database:  # noqa: ANN001
+                chunk: int = 50_000, log=print, by_scope: bool = False,  # noqa: ANN001
+                memory_limit: str | None = "1GB") -> Database:
+    """Random users in append order (a store grown by adds), or with `by_scope` each user's rows
+    written together (a bulk import sorted by scope, the layout a re-cluster leaves: the lean way
+    to a 10M store, no re-cluster needed)."""
     rng = np.random.default_rng(seed)
-    db = Database(path, dim=dim, embedder="synthetic")
+    db = Database(path, dim=dim, embedder="synthetic", memory_limit=memory_limit)
     t0 = time.perf_counter()
     now = dt.datetime(2026, 1, 1)
     ents = [f"entity{i}" for i in range(N_ENTITIES)]
@@ -35,10 +39,14 @@ def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: 
                                           "label": ["PROPN"] * N_ENTITIES,
                                           "created_at": pa.array([now] * N_ENTITIES, pa.timestamp("us"))}))
     eids = np.array([entity_id(e) for e in ents])
+    names = np.array(sorted(f"user{u}" for u in range(n_users)))
     for start in range(0, n_memories, chunk):
         n = min(chunk, n_memories - start)
         idx = np.arange(start, start + n)
-        users = np.array([f"user{u}" for u in rng.integers(0, n_users, n)])
+        if by_scope:        # user names in their sort order (user10 before user2), as a re-cluster writes them
+            users = names[idx * n_users // n_memories]
+        else:
+            users = np.array([f"user{u}" for u in rng.integers(0, n_users, n)])
         vec = rng.standard_normal((n, dim)).astype(np.float32)
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
         ids = [f"m{i:08d}" for i in idx]
@@ -64,5 +72,7 @@ def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: 
             "entity_id": eids[ent_pick], "memory_id": np.array(ids)[ent_mem], "scope_key": scope[ent_mem],
             "user_id": users[ent_mem]}))
         log(f"  {start + n:>9,} memories  {time.perf_counter() - t0:6.1f} s")
+    if by_scope:        # sorted by user as it was written: the re-cluster has nothing to do
+        db.run("queries/set_clustered_rows", {"rows": n_memories}, writes=True)
     db.con.execute("CHECKPOINT")
     return db
