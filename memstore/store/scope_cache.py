@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from memstore.store.database import Database
 
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
-# Python objects per cached memory beyond its vector and text: id and hash strings, list slots,
-# by_id / by_hash dict entries and tuples, expiry and alive (sys.getsizeof, measured at dim 384).
+# Python objects per cached memory beyond its vector and text: id and hash strings (~140 bytes),
+# list slots, by_id / by_hash dict entries and tuples, expiry and alive (~200 bytes, tracemalloc).
 ROW_OVERHEAD = 400
 
 
@@ -89,7 +89,7 @@ class ScopeEntry:
         exp = np.array([NOT_EXPIRING if e is None else np.datetime64(e, "us") for e in expires], "datetime64[us]") \
             if not isinstance(expires, np.ndarray) else expires.astype("datetime64[us]")
         if n0 + k > len(self.vecs):      # grow by doubling: an add appends without copying the scope
-            cap = max(16, 2 * (n0 + k))
+            cap = n0 + k if n0 == 0 else max(16, 2 * (n0 + k))    # a load takes what it holds, no more
             self.vecs = _grow(self.vecs, cap)
             self.expires = _grow(self.expires, cap)
             self.alive = _grow(self.alive, cap)
