@@ -135,9 +135,9 @@ def _build(path: str, size: int, users: int, by_scope: bool) -> float:
     process's); returns the builder's peak RSS in MiB."""
     import subprocess
 
-    code = ("import sys, resource; sys.path[:0] = {paths!r}; from synthetic_store import build_store; "
-            "build_store({path!r}, {size}, {users}, by_scope={by_scope}, "
-            "log=lambda s: print(s, file=sys.stderr, flush=True)).close(); "
+    call = "build_store_sql({path!r}, {size}, {users}, " if by_scope else "build_store({path!r}, {size}, {users}, "
+    code = ("import sys, resource; sys.path[:0] = {paths!r}; from synthetic_store import build_store, build_store_sql; "
+            + call + "log=lambda s: print(s, file=sys.stderr, flush=True)).close(); "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     here = Path(__file__).resolve().parent
     out = subprocess.run([sys.executable, "-c", code.format(paths=[str(here), str(here.parent)], path=path, size=size,
@@ -153,12 +153,25 @@ def rss_mib() -> tuple[float, float]:
     return psutil.Process().memory_info().rss / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_scope: bool = False) -> dict:
+def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_scope: bool = False,
+        prebuilt: str | None = None) -> dict:
     path = str(Path(tmp) / f"s{size}.duckdb")
-    order = "written sorted by scope (lean bulk import)" if by_scope else "append order"
+    order = "written sorted by scope (lean SQL builder)" if by_scope else "append order"
     print(f"\n## {size:,} memories over {users:,} users ({size // users:,} a user), {order}", flush=True)
     t0 = time.perf_counter()
-    build_rss = _build(path, size, users, by_scope)
+    saved = Path(prebuilt) / f"s{size}-u{users}-{'scope' if by_scope else 'append'}.duckdb" if prebuilt else None
+    if saved is not None and saved.exists():
+        import shutil
+
+        shutil.copyfile(saved, path)
+        build_rss = 0.0
+        print(f"copied the store built before: {saved}")
+    else:
+        build_rss = _build(path, size, users, by_scope)
+        if saved is not None:
+            import shutil
+
+            shutil.copyfile(path, saved)
     print(f"built in {time.perf_counter() - t0:.0f} s (builder process peak RSS {build_rss:.0f} MiB); "
           f"file {os.path.getsize(path) / 2**30:.2f} GiB", flush=True)
     import warnings
@@ -269,6 +282,8 @@ def main() -> None:
                          "a bulk import in scope order, no re-cluster); smaller ones in append order")
     ap.add_argument("--scope-size", type=int, default=0, metavar="K",
                     help="memories a user: users = size / K for every size (0: --users for every size)")
+    ap.add_argument("--prebuilt", default=None, metavar="DIR",
+                    help="keep each built store in DIR and reuse it on the next run (a copy is measured)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
     args = ap.parse_args()
@@ -283,7 +298,7 @@ def main() -> None:
         for size in args.sizes:
             users = max(1, size // args.scope_size) if args.scope_size else args.users
             figs.append(run(size, users, args.queries, tmp, hnsw=size <= args.hnsw_max,
-                            by_scope=size >= args.by_scope_from))
+                            by_scope=size >= args.by_scope_from, prebuilt=args.prebuilt))
             for f in Path(tmp).glob(f"s{size}.duckdb*"):      # the next size needs the disk
                 f.unlink()
         growth(figs)

@@ -179,6 +179,9 @@ class ScopeCache:
         self.messages_preloaded = False
         self.lock = threading.RLock()
         self.preloaded = False                   # one full load per process at most
+        # does the whole store fit the budget (None: not known yet)? When it does not, search reads
+        # a cold scope's vectors in its own scan instead of loading the scope here first
+        self.fits_store: bool | None = None
         self.search_reload_at = -float("inf")    # when search last allowed a full reload
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
@@ -256,7 +259,8 @@ class ScopeCache:
             if not self.preloaded:
                 self.preloaded = True
                 total = db.scalar("SELECT count(*) FROM memories WHERE invalidated_at IS NULL")
-                if total <= self.max_rows and total * self.row_bytes(db.dim) <= self.max_bytes:
+                self.fits_store = total <= self.max_rows and total * self.row_bytes(db.dim) <= self.max_bytes
+                if self.fits_store:
                     self._load(db, None)
                     return self.entries.setdefault(scope_key, ScopeEntry(db.dim))
             self._load(db, scope_key)
@@ -341,6 +345,7 @@ class ScopeCache:
             total -= old.size
             size -= old.nbytes
             self.stats["evictions"] += 1
+            self.fits_store = False
 
     def messages_to_prune(self, db: Database, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
         """Ids of add()'s messages beyond the newest `keep` once `new` (created_at, id) is stored;
