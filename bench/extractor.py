@@ -6,7 +6,7 @@
     python bench/extractor.py --misses           # list the dev facts missed and the extra facts
 
 A fact matches a gold fact when subject, slot and object agree: subject and slot as
-`memstore.truth.slots.detect_slot` reads the extracted text, object its value ("-" = the fact ends the
+`memstore.core.rules.slots.detect_slot` reads the extracted text, object its value ("-" = the fact ends the
 slot). A gold fact without a slot ("-") matches an extracted fact without a slot whose text
 contains the object. Slot accuracy: of the gold facts whose object an extracted fact of the same
 message names, the share read with the right slot. Kind accuracy: of the matched facts, the share
@@ -90,7 +90,7 @@ def _norm(s: str | None) -> str | None:
 
 
 def _predicted(facts: list, speaker: str) -> list[dict]:
-    from memstore.truth.slots import detect_slot
+    from memstore.core.rules.slots import detect_slot
 
     out = []
     for f in facts:
@@ -119,7 +119,7 @@ def _names(g: Gold, p: dict) -> bool:
 
 
 def score(cases: list[Case], extractor, show: bool = False) -> dict:  # noqa: ANN001
-    from memstore.pipeline.types import Message
+    from memstore.core.model import Message
 
     tp = fp = fn = 0
     slot_ok = slot_n = kind_ok = kind_n = 0
@@ -204,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None, help="also write the figures to this file")
     args = p.parse_args(argv)
 
-    from memstore.providers.factory import build_extractor
-    from memstore.config import LLMConfig
+    from memstore.extraction.factory import build_extractor
+    from memstore.core.config import LLMConfig
     from memstore.providers.nlp import shared_nlp
 
     t0 = time.perf_counter()

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memstore import Memory  # noqa: E402
-from memstore.truth.slots import detect_slot, slot_reranker  # noqa: E402
+from memstore.core.rules.slots import detect_slot, slot_reranker  # noqa: E402
 
 NAMES = ["Alice", "Bruno", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ingrid", "Jamal", "Keiko", "Liam",
          "Maya", "Nikolai", "Olivia", "Pedro", "Quinn", "Rosa", "Samir", "Tara", "Umar", "Vera", "Wen", "Ximena",

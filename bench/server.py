@@ -33,7 +33,7 @@ def _pct(xs: list[float], q: float) -> float:
 
 def worker(args: argparse.Namespace) -> int:
     """One client process: `--op` in a loop for `--seconds`; prints one JSON line of latencies."""
-    from memstore.client.connect import client_for
+    from memstore.api.connect import client_for
 
     m = client_for(args.store)
     lat: list[float] = []

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from memstore.ids import entity_id
+from memstore.core.ids import entity_id
 from memstore.store.database import Database, vectors_table
 
 VOCAB_SIZE = 20_000

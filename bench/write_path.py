@@ -24,7 +24,7 @@ cursor and named by the Database tracer; the store-side ones (run under the writ
 per table with calls per add and ms per add. "add - llm - embed" is what the library itself costs
 per add; its NLP part is split into spaCy components (re-run on the same facts after the adds).
 
-`--batch N`: after the sequential adds, rounds of N adds are prepared one by one (`prepare_add`)
+`--batch N`: after the sequential adds, rounds of N adds are prepared one by one (`prepare`)
 and committed together (`commit_adds`, ONE transaction); store-side per add = the commit's time / N.
 
 Targets: store-side = dedupe + slot supersession + build + store (the steps under the write lock)
@@ -53,8 +53,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memstore import Memory  # noqa: E402
-from memstore.ids import entity_id  # noqa: E402
-from memstore.pipeline.add import commit_adds, prepare_add  # noqa: E402
+from memstore.core.ids import entity_id  # noqa: E402
+from memstore.pipeline.add import commit_adds, prepare  # noqa: E402
 from memstore.store.database import Database, vectors_table  # noqa: E402
 from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
 
@@ -229,13 +229,13 @@ def run_size(n: int, adds: int, n_users: int, embedder: str, facts: str = "synth
 
 def run_batches(m: Memory, rng: np.random.Generator, n_users: int, adds: int, batch: int, facts: str,
                 step_cpu: _StepCPU, stmts: StatementLog) -> dict:
-    """Rounds of `batch` adds: each prepared alone (prepare_add), then committed together
+    """Rounds of `batch` adds: each prepared alone (prepare), then committed together
     (commit_adds). Store-side = the commit's wall / process CPU time; per add = / batch."""
     rt = m._rt
     rounds = max(1, adds // batch)
     walls, cpus, steps, failed, added = [], [], [], 0, 0
     for r in range(-1, rounds):                 # round -1 warms up the group path
-        states = [prepare_add(m._add_state(make_message(rng, 10_000 + r * batch + i, facts),
+        states = [prepare(m._add_state(make_message(rng, 10_000 + r * batch + i, facts),
                                            user_id=f"user{rng.integers(0, n_users)}", agent_id=None, run_id=None,
                                            metadata=None, infer=True, prompt=None, timestamp=None,
                                            expiration_date=None, actor_id=None), rt)

@@ -117,7 +117,7 @@ def track_step_cpu(m: Memory) -> _StepCPU:
         run.__name__ = step.__name__
         return run
 
-    for name in ("PREPARE_STEPS", "WRITE_STEPS"):
+    for name in ("TEXT_STEPS", "MODEL_STEPS", "WRITE_STEPS"):
         setattr(add_pipeline, name, tuple(timed(s) for s in getattr(add_pipeline, name)))
     write_unit = add_pipeline._write_unit
 
@@ -130,8 +130,6 @@ def track_step_cpu(m: Memory) -> _StepCPU:
             acc.in_unit = False
             acc.unit_cpu += time.process_time() - c
     add_pipeline._write_unit = unit
-    add_pipeline.MODEL_STEPS = tuple(s for s in add_pipeline.PREPARE_STEPS
-                                     if s.__name__ in ("analyze_facts", "embed_facts"))
     return acc
 
 

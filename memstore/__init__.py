@@ -6,20 +6,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstore import errors as _errors
+from memstore.core import errors as _errors
 
-# Every error class of memstore.errors is exported from here (and imported in milliseconds).
+# Every error class of memstore.core.errors is exported from here (and imported in milliseconds).
 _ERRORS = sorted(n for n, v in vars(_errors).items()
-                 if isinstance(v, type) and issubclass(v, Exception) and v.__module__ == "memstore.errors")
+                 if isinstance(v, type) and issubclass(v, Exception) and v.__module__ == "memstore.core.errors")
 globals().update({n: getattr(_errors, n) for n in _ERRORS})
 
 __all__ = ["Memory", "AsyncMemory", "MemoryConfig", "MemoryAPI", "MemoryClient", "connect", *_ERRORS]
 __version__ = "0.1.0"
 
 # Imported on first use, so `memstore --help` and a CLI talking to a server stay fast.
-_LAZY = {"Memory": "memstore.memory", "AsyncMemory": "memstore.async_memory", "MemoryConfig": "memstore.config",
-         "MemoryAPI": "memstore.api.protocol", "MemoryClient": "memstore.client.http_memory",
-         "connect": "memstore.client.connect"}
+_LAZY = {"Memory": "memstore.memory", "AsyncMemory": "memstore.async_memory", "MemoryConfig": "memstore.core.config",
+         "MemoryAPI": "memstore.api.protocol", "MemoryClient": "memstore.api.http_client",
+         "connect": "memstore.api.connect"}
 
 
 def __getattr__(name: str) -> Any:

@@ -23,28 +23,23 @@ from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
 from memstore.api.truth import TruthAPI
-from memstore.config import MemoryConfig
-from memstore.errors import ArgumentError, IdentityError, NotFoundError
-from memstore.identity import Scope, check_metadata
-from memstore.pipeline.add import run_add
-from memstore.pipeline.types import AddState
+from memstore.core.config import MemoryConfig
+from memstore.core.errors import ArgumentError, IdentityError, MemstoreError, NotFoundError
+from memstore.core.identity import Scope, check_metadata
+from memstore.governance.forget_scope import finish_pending
+from memstore.pipeline.add import commit_adds, prepare, prepare_models, prepare_text, run_add
+from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
-from memstore.records import history_record, memory_record
-from memstore.retrieval.filters import check_filters, compile_filters, trim_identity
+from memstore.core.records import history_record, memory_record
+from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
 from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
-from memstore.store.sqlfiles import load_sql
-from memstore.timeutil import parse_time
+from memstore.core.timeutil import parse_time
 
-# reset() keeps the schema and these records, which hold no memory content: erasure receipts
-# (proof of past erasures), the export registry (forget() must still find those files) and
-# retention policies (settings). Every other base table is emptied, found from the catalog.
-RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
-                         "pending_erasures"})
 
 
 def _now() -> dt.datetime:
@@ -66,7 +61,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         # A URL, or a store that a running `memstore serve` owns, gives the HTTP client instead:
         # same methods, same return shapes (see memstore/client/).
         if cls is Memory and not kwargs.get("embedded", False):
-            from memstore.client.connect import client_for
+            from memstore.api.connect import client_for
 
             client = client_for(path if path is not None else _configured_path(config))
             if client is not None:
@@ -90,6 +85,10 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
             attach_maintenance(db, min_rows=cfg.search.auto_cluster_min_rows, share=cfg.search.auto_cluster_share,
                                slice_rows=cfg.search.auto_cluster_slice_rows)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
+        # An erasure a crash or a full disk interrupted is finished before the store serves
+        # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
+        # doctor() reports it.
+        finish_pending(db, raise_errors=False)
 
     @classmethod
     def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
@@ -138,10 +137,45 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                                 actor_id=actor_id)
         return add_result(run_add(state, self._rt))
 
+    # -- add() in two halves (what the server's group commit and worker processes use) ----------
+    def prepare_add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                    run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
+                    prompt: str | None = None, timestamp: Any = None, expiration_date: Any = None,
+                    actor_id: str | None = None, models: bool = True) -> PreparedAdd:
+        """add()'s first half: check the arguments, extract (the ONE LLM call) and, unless
+        `models=False`, analyse and embed. Nothing is stored and no lock is held; the result is
+        plain data (it pickles). Pass it to `commit_prepared` — with `models=False`, through
+        `prepare_models` first (spaCy and the embedder then run once for many adds).
+
+        >>> import tempfile, os
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "p.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> ready = [m.prepare_add("I live in Lisbon", user_id="ana"), m.prepare_add("I'm a nurse", user_id="bo")]
+        >>> [[r["memory"] for r in out["results"]] for out in m.commit_prepared(ready)]
+        [['Ana lives in Lisbon'], ['Bo is a nurse']]
+        >>> m.close()
+        """
+        state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                                infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
+                                actor_id=actor_id)
+        return prepare(state, self._rt) if models else prepare_text(state, self._rt)
+
+    def prepare_models(self, prepared: list[PreparedAdd]) -> list[PreparedAdd | MemstoreError]:
+        """Run spaCy and the embedder once for many adds that `prepare_add(models=False)` prepared;
+        per add, the add ready to commit, or the error it alone raised."""
+        _check_prepared(prepared)
+        return prepare_models(list(prepared), self._rt)
+
+    def commit_prepared(self, prepared: list[PreparedAdd]) -> list[dict[str, Any] | MemstoreError]:
+        """add()'s second half for many prepared adds in ONE transaction; per add, exactly what
+        add() would have returned, or the error that add alone raised (the others still commit)."""
+        _check_prepared(prepared)
+        outs = commit_adds(list(prepared), self._rt)
+        return [out if isinstance(out, BaseException) else add_result(out) for out in outs]
+
     def _add_state(self, messages: Any, *, user_id: str | None, agent_id: str | None, run_id: str | None,
                    metadata: dict[str, Any] | None, infer: bool, prompt: str | None, timestamp: Any,
                    expiration_date: Any, actor_id: str | None) -> AddState:
-        """add()'s arguments checked and turned into the pipeline's state (shared with group commit)."""
+        """add()'s arguments checked and turned into the pipeline's state."""
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
         return AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
                         infer=infer, actor_id=actor_id, prompt=prompt,
@@ -156,7 +190,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         """Change a memory's text and/or metadata in one transaction; identity is immutable.
         Changed text is re-embedded and its entities and keywords re-linked. With `user_id=` /
         `agent_id=` / `run_id=`, the memory must belong to that scope (else NotFoundError)."""
-        from memstore.checks import check_text
+        from memstore.core.checks import check_text
         from memstore.governance.update_memory import update_memory
 
         self._scoped_memory(memory_id, user_id, agent_id, run_id)
@@ -183,7 +217,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def _scoped_memory(self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any) -> dict[str, Any] | None:
         """Check the id; with a scope given, the memory row, which must exist in that scope: else
         NotFoundError, the same as for an unknown id (ids cannot be probed across scopes)."""
-        from memstore.checks import check_id, check_scope_args, scope_matches
+        from memstore.core.checks import check_id, check_scope_args, scope_matches
 
         check_id(memory_id)
         scope = check_scope_args(user_id, agent_id, run_id)
@@ -208,13 +242,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         """Remove every memory, message, run, history and ingest record in one transaction
         (schema, erasure receipts, export registry and retention policies stay). Irreversible.
         A file ingested before a reset is ingested again afterwards."""
-        from memstore.governance.catalog import relation, table_columns
+        from memstore.governance.reset_store import reset_store
 
-        tables = sorted(k for k in table_columns(self.db) if k[0] == "main" and k[1] not in RESET_KEEPS)
-        with self.db.transaction("reset"):
-            for schema, table in tables:
-                self.db.run(f"reset:{table}", sql=f"DELETE FROM {relation(schema, table)}")
-        return {"message": "Memory store reset", "tables": [t for _, t in tables]}
+        return reset_store(self.db)
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -233,19 +263,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                 as_of: Any = None) -> dict[str, Any]:
         """Memories of a scope, newest first. Current and unexpired only unless asked otherwise;
         `as_of="2023-05-01"` gives what was current then."""
-        from memstore.retrieval.visibility import visibility_sql
+        from memstore.retrieval.list_memories import list_memories
 
         filters = _merge_identity(filters, user_id, agent_id, run_id)
-        where, params, _ = compile_filters(filters)
-        vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired,
-                             as_of=as_of is not None)
-        params["limit"] = check_limit(top_k, "top_k")
-        if "$now" in vis:  # DuckDB rejects unused named parameters (e.g. include_superseded + show_expired)
-            params["now"] = _now()
-        if as_of is not None:
-            params["as_of"] = parse_time(as_of, "as_of")
-        sql = load_sql("queries/get_all").replace("/*WHERE*/", f"({where}) AND {vis}")
-        return {"results": [memory_record(r) for r in self.db.dicts("get_all", params, sql=sql)]}
+        rows = list_memories(self.db, filters, limit=check_limit(top_k, "top_k"), include_superseded=include_superseded,
+                             show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None)
+        return {"results": rows}
 
     def search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, top_k: int | None = None,
@@ -263,7 +286,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
         >>> # m.search("what does alice eat?", filters={"user_id": "alice"}, top_k=5)
         """
-        from memstore.checks import check_text
+        from memstore.core.checks import check_text
         from memstore.retrieval.search import run_search
 
         check_text(query, "query", allow_empty=True)
@@ -319,7 +342,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                 run_id: str | None = None) -> list[dict[str, Any]]:
         """Every event of a memory, oldest first (ADD, UPDATE, SUPERSEDE, DELETE, ...). With
         `user_id=` / `agent_id=` / `run_id=` the events must be of that scope: else NotFoundError."""
-        from memstore.checks import check_id, check_scope_args, scope_matches
+        from memstore.core.checks import check_id, check_scope_args, scope_matches
 
         check_id(memory_id)
         scope = check_scope_args(user_id, agent_id, run_id)
@@ -338,6 +361,12 @@ def add_result(state: AddState) -> dict[str, Any]:
                            "deduplicated": sum(f.outcome.startswith("duplicate") for f in state.facts),
                            "error": ex.error if ex else None},
             "timings": dict(state.timings)}
+
+
+def _check_prepared(prepared: Any) -> None:
+    if not isinstance(prepared, (list, tuple)) or not all(isinstance(p, AddState) for p in prepared):
+        raise ArgumentError("expected a list of prepared adds",
+                            hint="build each with Memory.prepare_add(messages, user_id=...)")
 
 
 def _configured_path(config: MemoryConfig | dict | None) -> str:

@@ -1,11 +1,15 @@
-"""The services a Memory runs on: database, embedder, NLP and extractor, built once from config."""
+"""The services a Memory runs on: database, embedder, NLP and extractor, built once from config.
+
+A plain record with no side effects: opening a store (finishing a pending erasure) is done once by
+whoever opens it (`Memory.__init__`), not every time a Runtime is built or copied.
+"""
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstore.config import MemoryConfig
+from memstore.core.config import MemoryConfig
 from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
@@ -25,12 +29,6 @@ class Runtime:
     def __post_init__(self) -> None:
         if self.cache is None:
             self.cache = self.db.scope_cache
-        # An erasure a crash or a full disk interrupted is finished before the store serves
-        # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
-        # doctor() reports it.
-        from memstore.governance.forget_scope import finish_pending
-
-        finish_pending(self.db, raise_errors=False)
 
     @property
     def nlp(self) -> NLP:
@@ -44,7 +42,7 @@ class Runtime:
     @property
     def extractor(self) -> Extractor:
         if self._extractor is None:
-            from memstore.providers.factory import build_extractor
+            from memstore.extraction.factory import build_extractor
 
             nlp = self.nlp if self.config.llm.provider == "heuristic" else None
             with self._lock:

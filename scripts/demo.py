@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memstore import Memory  # noqa: E402
-from memstore.config import DEFAULT_PATH  # noqa: E402
+from memstore.core.config import DEFAULT_PATH  # noqa: E402
 from memstore.dashboard.demo_store import DEMO_USERS, ensure_demo_store  # noqa: E402
 
 

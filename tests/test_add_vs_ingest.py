@@ -16,7 +16,7 @@ What is left out of the comparison, and why:
 Both stores are configured as ingest configures itself (`messages_kept=None`,
 `context_messages=0`), with the offline heuristic extractor and the bundled local embedder. Both
 paths commit through the same write steps and row builders (memstore/pipeline/add.py,
-memstore/write/): add() with the immediate writer, ingest with the batched one. The two
+memstore/store/writer.py): add() with the immediate writer, ingest with the batched one. The two
 differences this test first found (a memory superseded within its own add() kept as current in
 the scope cache; extraction_runs.n_linked counted differently) have their own tests below, on the
 smallest input that showed them.
@@ -262,7 +262,7 @@ def test_a_fact_superseded_within_its_own_add_is_not_a_duplicate_later(tmp_path)
 
 def test_extraction_runs_count_links_the_same_way(tmp_path):
     """A late fact that cuts short an older fact's interval (Fact.narrows) counts its link in
-    n_linked on both paths (one builder: memstore/write/rows.py extraction_run_row)."""
+    n_linked on both paths (one builder: memstore/store/rows.py extraction_run_row)."""
     convs = [_conversation(0, ("2024-01-10T10:00", "I have lived in Austin since 2019.")),
              _conversation(1, ("2024-03-10T10:00", "I moved to Denver.")),
              _conversation(2, ("2024-04-01T10:00", "I moved to Boston in 2021."))]

@@ -12,8 +12,8 @@ import pytest
 
 from memstore import AsyncMemory, Memory, MemoryAPI
 from memstore.api.protocol import METHODS
-from memstore.client.http_memory import MemoryClient
-from memstore.errors import FilterError, IdentityError, NotFoundError
+from memstore.api.http_client import MemoryClient
+from memstore.core.errors import FilterError, IdentityError, NotFoundError
 from memstore.testing.server_process import ServerProcess
 
 CONFIG = {"embedder": {"provider": "hashing"}}

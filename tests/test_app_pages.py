@@ -472,7 +472,7 @@ def test_memory_history_times_are_timestamps_not_iso_text(shared_store, monkeypa
 
 # -- one default store --------------------------------------------------------------------------------
 def test_one_default_store_for_library_cli_dashboard_and_demo(tmp_path):
-    from memstore.config import DEFAULT_PATH, MemoryConfig
+    from memstore.core.config import DEFAULT_PATH, MemoryConfig
     from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
     from memstore.dashboard.store import choose_store_path
 

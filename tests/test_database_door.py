@@ -18,7 +18,7 @@ ALLOWED = {
     "store/database.py": None,               # the door itself (None: any number)
     "store/scratch.py": None,                # the same door on a private in-memory DuckDB
     "store/extensions.py": 1,                # LOAD of an extension file while connecting
-    "integrations/mem0_import.py": None,     # sqlite3: reads mem0's history database
+    "ingest/mem0_import.py": None,           # sqlite3: reads mem0's history database
     "integrations/mem0_fixture.py": None,    # sqlite3: writes a mem0-shaped fixture
 }
 ALLOWED_DIRS = ("testing/",)

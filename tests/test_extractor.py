@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from memstore import Memory
-from memstore.pipeline.types import Message
-from memstore.providers.extract_heuristic import HeuristicExtractor
-from memstore.truth.slots import detect_slot
+from memstore.core.model import Message
+from memstore.extraction.extract_heuristic import HeuristicExtractor
+from memstore.core.rules.slots import detect_slot
 from memstore.providers.nlp import shared_nlp
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from memstore import Memory, StoreWriteError
-from memstore.errors import ConfigError, LLMUnavailableError, ReadOnlyError
+from memstore.core.errors import ConfigError, LLMUnavailableError, ReadOnlyError
 import memstore.pipeline.add as add_pipeline
-from memstore.pipeline.add import PREPARE_STEPS, WRITE_STEPS, PipelineStepError, commit_adds
+from memstore.pipeline.add import MODEL_STEPS, TEXT_STEPS, WRITE_STEPS, PipelineStepError, commit_adds
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 # Fault points are the Database's own (memstore/store/database.py): every table insert
@@ -24,7 +24,7 @@ from memstore.testing.openai_server import ScriptedOpenAIServer
 ADD_POINTS = ("write:insert_entities", "write:memories", "write:entity_postings", "write:keyword_postings",
               "write:memory_links", "write:history", "write:messages", "write:extraction_runs",
               "write:supersede_memories", "write:prune_messages_by_id", "commit")
-STEPS = tuple(s.__name__ for s in PREPARE_STEPS + WRITE_STEPS)
+STEPS = tuple(s.__name__ for s in TEXT_STEPS + MODEL_STEPS + WRITE_STEPS)
 UPDATE_POINTS = ("write:update_memory", "write:update_memory_slot", "write:delete_entity_postings",
                  "write:delete_keyword_postings",
                  "write:insert_entities", "write:entity_postings", "write:drop_unposted_entities",
@@ -146,7 +146,7 @@ def crash_after(step):
 
 @pytest.mark.parametrize("name", STEPS)
 def test_a_crash_in_any_step_stores_nothing_and_names_the_step(llm_store, monkeypatch, name):
-    for attr in ("PREPARE_STEPS", "WRITE_STEPS"):
+    for attr in ("TEXT_STEPS", "MODEL_STEPS", "WRITE_STEPS"):
         steps = getattr(add_pipeline, attr)
         monkeypatch.setattr(add_pipeline, attr, tuple(crash_after(s) if s.__name__ == name else s for s in steps))
     before = snapshot(llm_store)

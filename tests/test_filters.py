@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstore.errors import FilterError
+from memstore.core.errors import FilterError
 
 HOSTILE = ["'; DROP TABLE memories; --", "x' OR '1'='1", "\" OR 1=1 --", "$f0", "alice\\", "🙂' --"]
 

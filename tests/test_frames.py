@@ -8,7 +8,7 @@ import pytest
 
 from memstore import Memory
 from memstore.analysis.frames import TABLE_FRAMES, UnknownFrameError, frame_query
-from memstore.errors import IdentityError
+from memstore.core.errors import IdentityError
 
 # Frames and views do not depend on what the vectors mean: the hashing embedder keeps this file fast.
 CONFIG = {"embedder": {"provider": "hashing"}}

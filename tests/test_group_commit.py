@@ -8,7 +8,7 @@ import pytest
 
 from memstore import Memory
 from memstore.governance.doctor import assert_store_healthy
-from memstore.pipeline.add import commit_adds, prepare_add
+from memstore.pipeline.add import commit_adds, prepare
 from memstore.server.group_commit import GroupCommitter
 
 CONFIG = {"embedder": {"provider": "hashing"}}
@@ -24,7 +24,7 @@ def m(tmp_path):
 def _prepared(m, text, user="ana", **kw):
     state = m._add_state(text, user_id=user, agent_id=None, run_id=None, metadata=None, infer=kw.get("infer", True),
                          prompt=None, timestamp=kw.get("timestamp"), expiration_date=None, actor_id=None)
-    return prepare_add(state, m._rt)
+    return prepare(state, m._rt)
 
 
 def test_a_group_sees_its_own_earlier_adds(m):

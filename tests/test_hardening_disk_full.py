@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memstore import Memory
-from memstore.errors import StoreFullError
+from memstore.core.errors import StoreFullError
 from memstore.governance.doctor import run_doctor
 
 HASHING = {"embedder": {"provider": "hashing"}}

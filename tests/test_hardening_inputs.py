@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import memstore
-import memstore.errors as errors_module
+import memstore.core.errors as errors_module
 from memstore import Memory
-from memstore.errors import FilterError, InvalidIdError, InvalidInputError, MemstoreError, NotFoundError
+from memstore.core.errors import FilterError, InvalidIdError, InvalidInputError, MemstoreError, NotFoundError
 
 HASHING = {"embedder": {"provider": "hashing"}}
 LONE = "caf\udce9 au lait"

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from memstore import Memory
-from memstore.errors import LLMUnavailableError
-from memstore.providers.extract_llm import PROMPT_VERSION, RAW_KEEP
+from memstore.core.errors import LLMUnavailableError
+from memstore.extraction.extract_llm import PROMPT_VERSION, RAW_KEEP
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 

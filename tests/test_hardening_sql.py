@@ -10,7 +10,7 @@ import pytest
 from memstore import Memory
 from memstore.analysis.readonly_sql import locked_connection
 from memstore.cli import main as cli
-from memstore.errors import MemstoreError, QueryError
+from memstore.core.errors import MemstoreError, QueryError
 
 SECRET = "TOPSECRET-4242"
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import memstore
-from memstore.errors import ConfigError
+from memstore.core.errors import ConfigError
 from memstore.ingest.detect import detect_format
 from memstore.ingest.readers import read_source
 from memstore.ingest.types import SourceFormatError, UnknownFormatError

@@ -23,7 +23,7 @@ def test_notebook_ingest_and_dashboard_at_the_same_time(tmp_path, monkeypatch):
     with ServerProcess(store, config=CONFIG):
         notebook = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
             from memstore import Memory
-            from memstore.client.http_memory import MemoryClient
+            from memstore.api.http_client import MemoryClient
             m = Memory({store!r})                    # the notebook: transparently a client
             assert isinstance(m, MemoryClient), type(m)
             for i in range(30):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memstore import Memory
-from memstore.errors import StoreWriteError
-from memstore.retrieval.search_all import INDEX_NAME
+from memstore.core.errors import StoreWriteError
+from memstore.store.optimize import INDEX_NAME
 
 FACTS = ["lives in Boston", "is vegetarian", "plays the cello", "works at Google", "has a dog named Biscuit"]
 

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from memstore import Memory
 from memstore.analysis.frames import TABLE_FRAMES
-from memstore.analysis.parquet_export import refresh_manifest, store_tables
-from memstore.errors import ExportError, ReadOnlyError, StoreMismatchError
-from memstore.identity import RESERVED_METADATA_KEYS
+from memstore.analysis.manifest import refresh_manifest
+from memstore.analysis.parquet_export import store_tables
+from memstore.core.errors import ExportError, ReadOnlyError, StoreMismatchError
+from memstore.core.identity import RESERVED_METADATA_KEYS
 
 HASHING = {"embedder": {"provider": "hashing"}}
 # Search equality is checked with the default (local) embedder once it exists; the hashing one stands in.

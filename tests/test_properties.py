@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore import Memory
-from memstore.identity import RESERVED_METADATA_KEYS
+from memstore.core.identity import RESERVED_METADATA_KEYS
 
 SQLISH = ["'; DROP TABLE memories; --", "\" OR 1=1 --", "Robert'); DELETE FROM history;--", "$user_id", "?", "%s",
           "{dim}", "/*WHERE*/", "\\", "NULL", "u=alice|a=|r="]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from memstore import Memory
-from memstore.errors import MemstoreError, QueryError
+from memstore.core.errors import MemstoreError, QueryError
 
 U = {"user_id": "alice"}
 MID = "<mid>"          # replaced by a stored memory's id
@@ -21,6 +21,10 @@ CASES = [
     ("add", ("hi",), {**U, "metadata": "x"}, ValueError, "metadata"),
     ("add", ("hi",), {**U, "timestamp": "not a date"}, ValueError, "timestamp"),
     ("add", ("hi",), {**U, "foo": 1}, TypeError, "foo"),
+    ("prepare_add", (None,), U, ValueError, "messages"),
+    ("prepare_add", ("hi",), {}, ValueError, "user_id"),
+    ("prepare_models", ("not a list",), {}, TypeError, "prepared"),
+    ("commit_prepared", ([{"memory": "x"}],), {}, TypeError, "prepared"),
     ("search", (None,), U, ValueError, "query"),
     ("search", ("",), U, ValueError, "query"),
     ("search", ("x",), {**U, "top_k": "ten"}, ValueError, "top_k"),

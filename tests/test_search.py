@@ -151,7 +151,7 @@ def test_reranker_reorders_and_its_failure_keeps_fused_order(memory):
 
 
 def test_search_needs_identity_and_a_query(memory):
-    from memstore.errors import FilterError, MemstoreError
+    from memstore.core.errors import FilterError, MemstoreError
     with pytest.raises(FilterError, match="identity"):
         memory.search("anything")
     with pytest.raises(MemstoreError, match="empty"):
@@ -196,7 +196,7 @@ def test_search_all_spans_scopes_and_matches_exact_scan(memory):
 
 
 def test_search_arguments_are_validated_with_clear_errors(memory):
-    from memstore.errors import MemstoreError
+    from memstore.core.errors import MemstoreError
     _store(memory)
     for bad in (0, -1, 10**9, 2.5, True):
         with pytest.raises(MemstoreError, match="top_k must be an integer"):

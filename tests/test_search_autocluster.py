@@ -83,7 +83,7 @@ def test_no_recluster_below_the_size_or_share_and_none_when_turned_off(store_pat
 
 
 def test_auto_cluster_settings_are_validated(store_path):
-    from memstore.errors import ConfigError
+    from memstore.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="auto_cluster_share"):
         _open(store_path, auto_cluster_share=1.5)

@@ -76,7 +76,7 @@ def test_time_is_a_fusion_feature_off_for_a_single_channel(mem):
 
 
 def test_config_validates_the_time_keys(tmp_path):
-    from memstore.errors import ConfigError
+    from memstore.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="w_time"):
         Memory(str(tmp_path / "a.duckdb"), config={"embedder": {"provider": "hashing"}, "search": {"w_time": -1}})

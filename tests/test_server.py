@@ -11,10 +11,10 @@ import textwrap
 import pytest
 
 from memstore import Memory, connect
-from memstore.client.http_memory import MemoryClient
-from memstore.client.transport import Transport
-from memstore.errors import AuthError, ConfigError, StoreLockedError
-from memstore.server.discovery import read_info, server_file
+from memstore.api.http_client import MemoryClient
+from memstore.wire.transport import Transport
+from memstore.core.errors import AuthError, ConfigError, StoreLockedError
+from memstore.wire.discovery import read_info, server_file
 from memstore.server.serve import check_serve
 from memstore.testing.server_process import ServerProcess, free_port
 
@@ -174,12 +174,12 @@ def test_read_commands_do_not_create_a_store(tmp_path):
 def test_a_server_that_is_still_starting_is_waited_for(tmp_path):
     """Between owning the file and listening (models loading) a server announces state 'starting':
     clients wait for it instead of failing on the file lock."""
-    from memstore.client.connect import client_for
+    from memstore.api.connect import client_for
 
     store = str(tmp_path / "starting.duckdb")
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import duckdb, time
-        from memstore.server.discovery import write_info
+        from memstore.wire.discovery import write_info
         con = duckdb.connect({store!r})
         write_info({store!r}, "http://127.0.0.1:9", state="starting")
         print("ready", flush=True); time.sleep(60)""")], stdout=subprocess.PIPE, text=True)
@@ -188,7 +188,7 @@ def test_a_server_that_is_still_starting_is_waited_for(tmp_path):
         with pytest.raises(StoreLockedError) as err:          # an embedded open names it a starting server
             Memory(store, config=CONFIG, embedded=True)
         assert "still starting" in str(err.value) and str(holder.pid) in str(err.value)
-        import memstore.client.connect as connect_mod
+        import memstore.api.connect as connect_mod
         old, connect_mod.STARTING_WAIT_S = connect_mod.STARTING_WAIT_S, 0.5
         try:
             assert client_for(store) is None                  # gave up after the wait: not a live server

@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from memstore import Memory
-from memstore.errors import QueryError, ReadOnlyError
+from memstore.core.errors import QueryError, ReadOnlyError
 
 CONFIG = {"embedder": {"provider": "hashing"}}   # SQL does not depend on what vectors mean
 

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from memstore import Memory
-from memstore.errors import ConfigError
+from memstore.core.errors import ConfigError
 from memstore.store.recluster import recluster_pass
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from memstore import FilterError, IdentityError, Memory, MemstoreError
-from memstore.identity import RESERVED_METADATA_KEYS
+from memstore.core.identity import RESERVED_METADATA_KEYS
 
 # Examples run against one real store (reset between them). derandomize: CI sees the same cases
 # every run. No shrinking: shrinking a store-backed example took minutes, and the failing example

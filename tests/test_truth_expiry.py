@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memstore import Memory
-from memstore.errors import StoreWriteError
+from memstore.core.errors import StoreWriteError
 
 PAST, FUTURE = "2020-01-01", "2999-01-01"
 

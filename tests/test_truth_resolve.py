@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memstore import Memory
-from memstore.errors import IdentityError, NotFoundError, StoreWriteError
-from memstore.truth.resolve import ResolveError
+from memstore.core.errors import IdentityError, NotFoundError, StoreWriteError
+from memstore.governance.resolve import ResolveError
 
 
 

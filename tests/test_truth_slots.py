@@ -1,4 +1,4 @@
-"""Slot detection (memstore/truth/slots.py): which subject + slot a short fact states.
+"""Slot detection (memstore/core/rules/slots.py): which subject + slot a short fact states.
 Golden table: fact → (subject, slot, value); None where no slot must be detected."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstore.truth.slots import SlotMatch, detect_slot, is_negated, plan_key, question_slot, slot_reranker
+from memstore.core.rules.slots import SlotMatch, detect_slot, is_negated, plan_key, question_slot, slot_reranker
 
 GOLDEN = [
     # moves

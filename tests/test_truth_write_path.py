@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memstore import Memory
-from memstore.errors import ConfigError, StoreWriteError
+from memstore.core.errors import ConfigError, StoreWriteError
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 

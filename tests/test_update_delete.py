@@ -228,7 +228,7 @@ def test_update_removes_entities_the_new_text_no_longer_names(memory):
 
 
 def test_update_refuses_a_text_another_current_memory_holds(memory):
-    from memstore.errors import DuplicateMemoryError
+    from memstore.core.errors import DuplicateMemoryError
     a = memory.add("Alice lives in Boston", user_id="alice", infer=False)["results"][0]["id"]
     b = memory.add("Alice likes tea", user_id="alice", infer=False)["results"][0]["id"]
     other = memory.add("Alice likes tea", user_id="bob", infer=False)["results"][0]["id"]
@@ -241,7 +241,7 @@ def test_update_refuses_a_text_another_current_memory_holds(memory):
 
 
 def test_add_keeps_a_falsy_expiration_date(memory):
-    from memstore.errors import MemstoreError
+    from memstore.core.errors import MemstoreError
     r = memory.add("Alice is at the conference", user_id="alice", infer=False, expiration_date=0)
     assert memory.get(r["results"][0]["id"])["expiration_date"] is not None   # 1970: already expired
     with pytest.raises(MemstoreError, match="expiration_date"):

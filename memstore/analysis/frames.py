@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from memstore.analysis.quoting import sql_ident
-from memstore.errors import IdentityError, MemstoreError
-from memstore.identity import IDENTITY_KEYS
-from memstore.errors import UnknownFrameError  # noqa: F401  (defined with every error class)
+from memstore.store.quoting import sql_ident
+from memstore.core.errors import IdentityError, MemstoreError
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.errors import UnknownFrameError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

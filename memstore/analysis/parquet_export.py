@@ -22,44 +22,30 @@ registered in `exports` (kind "parquet_export") only after manifest.json is writ
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
 
 from memstore.analysis.frames import check_scope
-from memstore.analysis.quoting import sql_ident, sql_string
-from memstore.errors import ExportError, ReadOnlyError
-from memstore.identity import IDENTITY_KEYS
-from memstore.ids import new_id
+from memstore.analysis.manifest import FORMAT, FORMAT_VERSION, MANIFEST, parquet_rows, sha256_file, write_manifest  # noqa: F401
+from memstore.store.quoting import sql_ident, sql_string
+from memstore.core.errors import ExportError, ReadOnlyError
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import new_id
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
-MANIFEST = "manifest.json"
-FORMAT = "memstore-parquet-export"
-FORMAT_VERSION = 1
 NOT_EXPORTED = ("schema_migrations", "exports")   # rebuilt by the importing store itself
 PARTITION_KEYS = IDENTITY_KEYS + ("scope_key",)
 _PART = "__memstore_part"
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
-def parquet_rows(path: str | os.PathLike) -> int:
-    """Row count from the Parquet footer (no data read)."""
-    return int(pq.read_metadata(path).num_rows)
 
 
 def store_tables(db: Database) -> dict[str, list[tuple[str, str]]]:
@@ -182,7 +168,7 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
     }
     try:
         write_manifest(out, manifest)
-        with db.transaction("register_export"):
+        with write_unit(db, "register_export"):
             db.run("queries/insert_export", {"id": export_id, "path": str(out), "kind": "parquet_export",
                                              "created_at": now})
     except BaseException:
@@ -191,33 +177,8 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
     return manifest
 
 
-def write_manifest(directory: str | os.PathLike, manifest: dict[str, Any]) -> Path:
-    """Write manifest.json atomically (temp file + rename)."""
-    path = Path(directory) / MANIFEST
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
 
 
-def refresh_manifest(directory: str | os.PathLike) -> dict[str, Any]:
-    """Recount rows and recompute checksums after files of an export were rewritten (erasure):
-    entries whose file is gone are dropped, table row counts are summed again."""
-    from memstore.analysis.parquet_import import read_manifest
-
-    out = Path(directory)
-    manifest = read_manifest(out)
-    kept = []
-    for f in manifest["files"]:
-        p = out / f["path"]
-        if p.is_file():
-            kept.append(dict(f, rows=parquet_rows(p), sha256=sha256_file(p)))
-    manifest["files"] = kept
-    for table, info in manifest["tables"].items():
-        info["rows"] = sum(f["rows"] for f in kept if f["table"] == table)
-    manifest["refreshed_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat()
-    write_manifest(out, manifest)
-    return manifest
 
 
 def _clean(out: Path, created: bool) -> None:

@@ -7,40 +7,21 @@ so an export from an older schema loads into the current one; new columns take t
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstore.analysis.parquet_export import FORMAT, MANIFEST, parquet_rows, sha256_file, store_tables
-from memstore.analysis.quoting import sql_ident
-from memstore.errors import ExportError
+from memstore.analysis.manifest import FORMAT, MANIFEST, parquet_rows, read_manifest, sha256_file  # noqa: F401
+from memstore.analysis.parquet_export import store_tables
+from memstore.store.quoting import sql_ident
+from memstore.core.errors import ExportError
 from memstore.store.sqlfiles import migration_files
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
 
-def read_manifest(directory: str | os.PathLike) -> dict[str, Any]:
-    """The parsed manifest.json of an export directory."""
-    path = Path(directory) / MANIFEST
-    if not path.is_file():
-        raise ExportError(f"{directory} is not a memstore export: no {MANIFEST}",
-                          hint="point at the directory `m.export_parquet(dir)` / `memstore export DIR` wrote",
-                          path=str(path))
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ExportError(f"{path} is not valid JSON: {exc}", hint="the export is damaged; export again",
-                          path=str(path)) from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
-        raise ExportError(f"{path} is not a memstore export manifest (format {found!r}, expected {FORMAT!r})",
-                          path=str(path))
-    for key in ("schema_version", "tables", "files", "store_meta"):
-        if key not in manifest:
-            raise ExportError(f"{path} lacks {key!r}", hint="the export is damaged; export again", path=str(path))
-    return manifest
 
 
 def verify_export(directory: str | os.PathLike) -> dict[str, Any]:
@@ -82,7 +63,7 @@ def load_export(db: Database, directory: str | os.PathLike, manifest: dict[str, 
         raise ExportError(f"export holds table(s) {unknown} that this store does not have",
                           hint="import with the memstore version that wrote the export", tables=unknown)
     counts: dict[str, int] = {}
-    with db.transaction("import_parquet"):
+    with write_unit(db, "import_parquet"):
         for table in manifest["tables"]:
             paths = [str(root / f["path"]) for f in manifest["files"] if f["table"] == table and f["rows"] > 0]
             counts[table] = sum(f["rows"] for f in manifest["files"] if f["table"] == table)

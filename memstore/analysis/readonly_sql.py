@@ -20,7 +20,7 @@ so read-only is enforced here, in three layers:
 >>> check_readonly("DELETE FROM memories", known={"memories"})
 Traceback (most recent call last):
 ...
-memstore.errors.ReadOnlyError: m.sql() runs read-only queries, not DELETE statements — use the Memory API (add / update / delete / forget) to change the store
+memstore.core.errors.ReadOnlyError: m.sql() runs read-only queries, not DELETE statements — use the Memory API (add / update / delete / forget) to change the store
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
-from memstore.errors import QueryError, ReadOnlyError
+from memstore.core.errors import QueryError, ReadOnlyError
 from memstore.store.scratch import Scratch
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _needed_columns(tree: exp.Expression) -> set[str] | None:
 
 
 def _load_relations(db: Database, scratch: Scratch, names: set[str], columns: set[str] | None) -> None:
-    from memstore.analysis.quoting import sql_ident
+    from memstore.store.quoting import sql_ident
 
     for name in sorted(names):
         cols = [r[0] for r in db.rows("sql:columns", sql=f"DESCRIBE SELECT * FROM {sql_ident(name)}")]

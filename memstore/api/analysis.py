@@ -81,8 +81,8 @@ class AnalysisAPI:
         with another embedder is refused, since its vectors would not match.
         """
         from memstore.analysis.parquet_import import load_export, verify_export
-        from memstore.config import MemoryConfig
-        from memstore.errors import ExportError, StoreMismatchError
+        from memstore.core.config import MemoryConfig
+        from memstore.core.errors import ExportError, StoreMismatchError
 
         manifest = verify_export(check_path(directory, "directory"))
         target = check_path(path, "path")

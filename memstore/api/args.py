@@ -6,14 +6,14 @@ to pass instead).
 >>> check_path(42, "directory")
 Traceback (most recent call last):
 ...
-memstore.errors.InvalidInputError: directory must be a path (str or os.PathLike), got int — e.g. "exports/2024-05"
+memstore.core.errors.InvalidInputError: directory must be a path (str or os.PathLike), got int — e.g. "exports/2024-05"
 """
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from memstore.errors import InvalidInputError
+from memstore.core.errors import InvalidInputError
 
 
 def check_path(value: Any, name: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from memstore.identity import Scope
+from memstore.core.identity import Scope
 
 
 class GovernanceAPI:
@@ -103,7 +103,7 @@ class GovernanceAPI:
         """Delete messages and blank history text older than their policy allows (one transaction).
         Returns counts: {"messages": n, "history_text": n}. `dry_run` counts without changing."""
         from memstore.governance.retention import apply_retention
-        from memstore.timeutil import parse_time
+        from memstore.core.timeutil import parse_time
 
         return apply_retention(self._rt.db, now=parse_time(now, "now") if now is not None else None,
                                dry_run=dry_run)

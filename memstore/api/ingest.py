@@ -5,8 +5,8 @@ import os
 from typing import Any
 
 from memstore.api.args import check_path
-from memstore.errors import InvalidInputError, MissingFileError
-from memstore.identity import Scope
+from memstore.core.errors import InvalidInputError, MissingFileError
+from memstore.core.identity import Scope
 from memstore.ingest.options import IngestOptions
 from memstore.ingest.report import IngestReport
 from memstore.ingest.runner import run_ingest

@@ -24,7 +24,7 @@ class InteropAPI:
 
         >>> # Memory("data/x.duckdb").import_mem0("/tmp/qdrant", history="~/.mem0/history.db")
         """
-        from memstore.integrations.mem0_import import import_mem0
+        from memstore.ingest.mem0_import import import_mem0
 
         qdrant_path = check_path(qdrant_path, "qdrant_path")
         if history is not None:

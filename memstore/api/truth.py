@@ -1,6 +1,6 @@
 """Memory API: truth over time (mixed into memstore.Memory).
 
-Supersession happens on the write path (memstore/truth/supersede_by_slot.py and the LLM's
+Supersession happens on the write path (memstore/pipeline/supersede_by_slot.py and the LLM's
 `supersedes`); reads show current facts unless asked (`include_superseded`, `as_of`, `show_expired`).
 Here: the contradictions a person may resolve, the timeline of every fact, and expiry purging.
 
@@ -23,10 +23,10 @@ from typing import Any
 
 import polars as pl
 
-from memstore.identity import Scope
+from memstore.core.identity import Scope
 from memstore.retrieval.filters import compile_filters
 from memstore.store.sqlfiles import load_sql
-from memstore.timeutil import parse_time
+from memstore.core.timeutil import parse_time
 
 
 class TruthAPI:
@@ -52,7 +52,7 @@ class TruthAPI:
         memories in `supersede` are superseded by it, those in `dismiss` are marked compatible with
         it (both stay current, the pair leaves the contradictions view). History records a RESOLVE
         event with `actor_id` on every memory involved."""
-        from memstore.truth.resolve import resolve_memories
+        from memstore.governance.resolve import resolve_memories
 
         return resolve_memories(self._rt, keep, supersede, dismiss, actor_id)
 
@@ -62,7 +62,7 @@ class TruthAPI:
         """Physically delete memories whose expiration_date has passed (of the given scope, or of
         all scopes) with their postings and links, in one transaction; history keeps an EXPIRE
         event (without text under history="redacted"). `dry_run=True` only lists them."""
-        from memstore.truth.expire import purge_expired
+        from memstore.governance.expire import purge_expired
 
         given = (user_id, agent_id, run_id)
         scope = Scope.from_kwargs(*given) if any(v is not None for v in given) else None

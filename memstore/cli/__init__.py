@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from memstore.errors import MemstoreError
+from memstore.core.errors import MemstoreError
 
 COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations")
 
@@ -40,7 +40,7 @@ READ_COMMANDS = frozenset({"search", "list", "get", "history", "timeline", "cont
 
 def store_path(args: argparse.Namespace) -> str:
     """--store, else $MEMSTORE_PATH, else the default store (data/memstore.duckdb)."""
-    from memstore.config import DEFAULT_PATH
+    from memstore.core.config import DEFAULT_PATH
 
     return getattr(args, "store", None) or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
 
@@ -49,7 +49,7 @@ def open_memory(args: argparse.Namespace, *, must_exist: bool = False, **config:
     """The store named by --store / MEMSTORE_PATH / the default: a client of its server when one
     runs (the heavy stack is then never imported), else the file opened in this process.
     `must_exist` (read commands): a missing store is an error, not a new empty file."""
-    from memstore.client.connect import client_for
+    from memstore.api.connect import client_for
 
     path = store_path(args)
     client = client_for(path)
@@ -57,7 +57,7 @@ def open_memory(args: argparse.Namespace, *, must_exist: bool = False, **config:
         return client
     must_exist = must_exist or getattr(args, "command", None) in READ_COMMANDS
     if must_exist and not os.path.exists(path) and path != ":memory:":
-        from memstore.errors import StoreNotFoundError
+        from memstore.core.errors import StoreNotFoundError
 
         raise StoreNotFoundError(f"no store at {path}",
                                  hint="check --store / $MEMSTORE_PATH; a store is created by the first write "

@@ -12,7 +12,7 @@ from memstore.cli import add_store_arg, open_memory
 def cmd_sql(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from memstore.config import DEFAULT_PATH
+    from memstore.core.config import DEFAULT_PATH
 
     path = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
     if not os.path.exists(path):

@@ -6,6 +6,7 @@ import json
 import sys
 
 from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
+from memstore.core.rules.signals import SIGNALS
 
 
 def _explain_line(r: dict) -> str:
@@ -46,7 +47,6 @@ def cmd_add(args: argparse.Namespace) -> int:
 NEED_SCOPE = ("error: {cmd} needs a scope: add --user NAME (and/or --agent NAME, --run ID), "
               "e.g. `memstore {cmd} {example}--user alice` (the store's scopes: "
               "`memstore sql 'SELECT user_id, agent_id, run_id, memories FROM scope_summary'`)")
-SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode")
 
 
 def _need_scope(cmd: str, scope: dict, example: str = "") -> bool:

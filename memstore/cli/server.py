@@ -8,7 +8,7 @@ from memstore.cli import add_store_arg
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memstore.config import DEFAULT_PATH
+    from memstore.core.config import DEFAULT_PATH
     from memstore.server.serve import serve
 
     store = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
@@ -21,7 +21,7 @@ def _config(text: str | None) -> dict | None:
     """--config: a JSON file, or inline JSON (e.g. '{"embedder": {"provider": "hashing"}}')."""
     import json
 
-    from memstore.errors import ConfigError
+    from memstore.core.errors import ConfigError
 
     if not text:
         return None

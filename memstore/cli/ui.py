@@ -84,7 +84,7 @@ def ensure_server(store: str, timeout_s: float = 120.0) -> subprocess.Popen | No
     """Start `memstore serve` for `store` unless one runs; returns the process we started (or None)."""
     import time
 
-    from memstore.server.discovery import live_server
+    from memstore.wire.discovery import live_server
 
     info = live_server(store)
     if info is not None:

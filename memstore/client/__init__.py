@@ -11,11 +11,11 @@ __all__ = ["MemoryClient", "connect", "client_for"]
 
 def __getattr__(name: str) -> Any:      # keep `import memstore.client` light (the CLI imports it)
     if name == "MemoryClient":
-        from memstore.client.http_memory import MemoryClient
+        from memstore.api.http_client import MemoryClient
 
         return MemoryClient
     if name in ("connect", "client_for"):
-        from memstore.client import connect as mod
+        from memstore.api import connect as mod
 
         return getattr(mod, name)
     raise AttributeError(name)

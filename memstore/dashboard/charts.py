@@ -27,7 +27,7 @@ from memstore.dashboard.data import SIGNALS, utcnow
 
 STATUS_COLORS = alt.Scale(domain=["current", "superseded", "expired"], range=["#2e7d32", "#9e9e9e", "#ef6c00"])
 RUN_COLORS = alt.Scale(domain=["ok", "empty", "malformed", "llm_error"], range=["#2e7d32", "#fbc02d", "#c62828", "#6a1b9a"])
-SIGNAL_COLORS = alt.Scale(domain=list(SIGNALS), range=["#1565c0", "#00838f", "#6a1b9a", "#8d6e63", "#ef6c00", "#ad1457", "#2e7d32"])
+SIGNAL_COLORS = alt.Scale(domain=list(SIGNALS), range=["#1565c0", "#00838f", "#6a1b9a", "#8d6e63", "#ef6c00", "#ad1457", "#2e7d32", "#f9a825"])
 
 
 def _pd(df: pl.DataFrame):

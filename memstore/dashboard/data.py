@@ -18,7 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.rules.signals import CHANNELS, SIGNALS, effective_weights  # noqa: F401  (the pages read them here)
 
 Scope = dict[str, str]
 _SHORT = {"user_id": "user", "agent_id": "agent", "run_id": "run"}
@@ -204,7 +205,6 @@ def run_outcomes(m: Any, extraction_run_id: str, scope: Scope) -> pl.DataFrame:
 
 
 # -- search -----------------------------------------------------------------------------------------
-SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 
 
 def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:
@@ -220,23 +220,6 @@ def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl
     ).select("rank", "memory", "score", "above_threshold", "channels", *SIGNALS, "status", "id")
 
 
-CHANNELS = ("semantic", "keyword", "entity")
-
-
-def effective_weights(weights: dict[str, float], channels: tuple[str, ...] | list[str]) -> dict[str, float]:
-    """The weights search() fuses with for these channels: a channel that is off weighs 0, and with
-    fewer than all three channels the fusion features (slot, person, episode, time) are off too.
-
-    >>> effective_weights({"semantic": 0.5, "keyword": 0.3, "person": 0.04}, ["keyword"])
-    {'semantic': 0.0, 'keyword': 0.3, 'person': 0.0}
-    """
-    out = dict(weights)
-    for ch in CHANNELS:
-        if ch not in channels and ch in out:
-            out[ch] = 0.0
-    if set(channels) != set(CHANNELS):
-        out.update({k: 0.0 for k in ("slot", "person", "episode", "time") if k in out})
-    return out
 
 
 def contributions(results: pl.DataFrame, weights: dict[str, float]) -> pl.DataFrame:

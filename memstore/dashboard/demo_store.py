@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from memstore.config import DEFAULT_PATH
+from memstore.core.config import DEFAULT_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = REPO_ROOT / "data" / "demo"

@@ -26,7 +26,7 @@ from memstore.dashboard.store import (
     open_memory,
 )
 from memstore.dashboard.widgets import PageContext, show_flash, style_page
-from memstore.errors import MemstoreError
+from memstore.core.errors import MemstoreError
 
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
          page_entities, page_governance)

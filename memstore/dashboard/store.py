@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
-from memstore.errors import StoreLockedError
+from memstore.core.errors import StoreLockedError
 
 __all__ = ["OpenStore", "StoreLockedError", "choose_store_path", "open_memory"]
 
@@ -59,7 +59,7 @@ def choose_store_path(typed: str | None, env: Mapping[str, str] | None = None) -
 def open_memory(path: str) -> OpenStore:
     """A client of the server that owns `path`, else the file opened here. StoreLockedError (one
     sentence naming the holder) when a process that is not a server holds it."""
-    from memstore.client.connect import client_for
+    from memstore.api.connect import client_for
 
     client = client_for(path)
     if client is not None:

@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard.data import Scope, csv_safe, scope_label
-from memstore.errors import MemstoreError
+from memstore.core.errors import MemstoreError
 
 
 @dataclass

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 
-from memstore.analysis.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
-from memstore.identity import IDENTITY_KEYS
+from memstore.store.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
+from memstore.core.identity import IDENTITY_KEYS
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -28,7 +28,7 @@ BOOKKEEPING_TABLES = frozenset({("main", "store_meta"), ("main", "schema_migrati
                                 ("main", "pending_erasures")})
 
 
-quote_ident = sql_ident      # one quoting helper for the package: memstore.analysis.quoting
+quote_ident = sql_ident      # one quoting helper for the package: memstore.store.quoting
 
 
 def relation(schema: str, table: str) -> str:

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from memstore.identity import Scope
+from memstore.core.identity import Scope
 from memstore.store.database import registered
-from memstore.write.history import history_table, row_events
+from memstore.store.history import history_table, row_events
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -20,7 +21,7 @@ def delete_memories(rt: Runtime, *, ids: list[str] | None = None, scope: Scope |
     """Delete by ids or by identity (every memory whose identity columns match). Returns the count."""
     db, cfg = rt.db, rt.config
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with db.transaction("delete"):
+    with write_unit(db, "delete"):
         if ids is not None:
             rows = db.rows("queries/select_memories_by_id", {"ids": list(ids)})
         else:

@@ -31,9 +31,10 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.governance.catalog import relation, table_columns
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.database import registered, vectors_table
 from memstore.store.sqlfiles import load_sql
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -179,7 +180,7 @@ def repair_pending_erasures(rt: Runtime) -> None:
 
 
 def _history_on(rt: Runtime) -> bool:
-    from memstore.write.history import keeps_history
+    from memstore.store.history import keeps_history
 
     return keeps_history(rt.config.history)
 
@@ -244,7 +245,7 @@ def run_doctor(rt: Runtime, *, repair: bool = False, checks: tuple[Check, ...] =
         failing = {v["check"] for v in current if v["repairable"]}
         if not failing:
             break
-        with rt.db.transaction("doctor:repair"):
+        with write_unit(rt.db, "doctor:repair"):
             for c in checks:
                 if c.name in failing and c.repair is not None:
                     c.repair(rt)
@@ -262,9 +263,9 @@ def assert_store_healthy(memory: Any, *, warnings: bool = False) -> None:
 
     >>> # from memstore.governance.doctor import assert_store_healthy; assert_store_healthy(m)
     """
-    frame = run_doctor(memory._rt)
+    frame = memory.doctor()      # the embedded Memory or the HTTP client: both answer the same frame
     if not warnings:
         frame = frame.filter(pl.col("severity") == "error")
     if frame.height:
         with pl.Config(tbl_rows=50, fmt_str_lengths=120, tbl_width_chars=200):
-            raise AssertionError(f"store {memory._rt.db.path} violates {frame.height} invariant(s):\n{frame}")
+            raise AssertionError(f"store {memory.path} violates {frame.height} invariant(s):\n{frame}")

@@ -27,14 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import QueryError
+from memstore.core.errors import QueryError
 
 from memstore.governance.catalog import MEMORY_REF_COLUMNS, is_attributable, quote_ident, sql_string
 from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.scratch import Scratch
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -126,7 +127,7 @@ def rename_named_exports(db: Database, scope: dict[str, str], out: ExportErasure
             os.replace(old, target)
             fsync_dir(target.parent)
         if target.exists():
-            with db.transaction("forget:rename_export"):
+            with write_unit(db, "forget:rename_export"):
                 db.run("queries/update_export_path", {"id": export_id, "path": str(target)})
             out.files.append({"path": str(old), "table": None, "rows_removed": 0, "action": "renamed",
                               "renamed_to": str(target)})

@@ -40,8 +40,9 @@ from memstore.governance.catalog import (
     table_label,
 )
 from memstore.governance.verify_erasure import pick_needles
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.database import registered
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -70,7 +71,7 @@ def erase_scope(rt: Runtime, scope: dict[str, str],
     params = {k: scope.get(k) for k in IDENTITY_KEYS}
     named = {k: v for k, v in scope.items() if v is not None}
     tables = {t: cols for t, cols in table_columns(db).items() if t not in BOOKKEEPING_TABLES}
-    with db.transaction("forget"):
+    with write_unit(db, "forget"):
         texts = [r[0] for r in db.rows("queries/erase_scope_texts", params)]
         out.memory_ids = _collect(db, tables, named, [("memories", "id"), ("history", "memory_id")])
         keyed = [(t, "scope_key") for (s, t), cols in tables.items() if "scope_key" in cols and s == "main"]

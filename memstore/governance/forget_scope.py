@@ -16,7 +16,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import ErasurePendingError, MemstoreError, StoreFullError
+from memstore.core.errors import ErasurePendingError, MemstoreError, StoreFullError
 from memstore.governance.erase_exports import erase_exports, names_value
 from memstore.governance.erase_scope import ErasedScope, erase_scope
 from memstore.governance.erasure_journal import (
@@ -29,9 +29,10 @@ from memstore.governance.erasure_journal import (
 from memstore.governance.receipt_key import key_fingerprint, load_receipt_key, scope_hash
 from memstore.governance.rewrite_database import RewriteError, rewrite_database
 from memstore.governance.verify_erasure import verify_erasure
-from memstore.identity import IDENTITY_KEYS
-from memstore.ids import new_id
-from memstore.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import new_id
+from memstore.core.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -165,7 +166,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
         reason = mask(str(failure))[:500]
         verification["rewrite_error"] = reason
         with contextlib.suppress(MemstoreError):      # on a full disk even this may not be writable
-            with db.transaction("forget:attempt"):
+            with write_unit(db, "forget:attempt"):
                 db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
         if isinstance(failure, StoreFullError):
             failure.receipt = receipt          # type: ignore[attr-defined]
@@ -174,7 +175,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
                                      receipt=receipt,
                                      hint="the erasure stays pending and finishes at the next open, "
                                           "doctor(repair=True) or scrub()") from failure
-    with db.transaction("forget:receipt"):
+    with write_unit(db, "forget:receipt"):
         db.run("queries/insert_receipt", writes=True, params={
             **receipt, "rows_removed": json.dumps(receipt["rows_removed"]),
             "files_rewritten": json.dumps(files), "verification": json.dumps(verification),

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import MemstoreError
-from memstore.identity import Scope
+from memstore.core.errors import MemstoreError
+from memstore.core.identity import Scope
 from memstore.store.database import registered
-from memstore.errors import RetentionError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import RetentionError  # noqa: F401  (defined with every error class)
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -67,7 +68,7 @@ def set_policy(db: Database, target: str, retain_days: int | None, *, user_id: s
     row = {"id": policy_id(target, scope), "target": target, "user_id": scope.user_id, "agent_id": scope.agent_id,
            "run_id": scope.run_id, "retain_days": retain_days,
            "updated_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)}
-    with db.transaction("set_retention"):
+    with write_unit(db, "set_retention"):
         db.run("queries/upsert_retention_policy", row)
     return {k: v for k, v in row.items() if k != "id"}
 
@@ -76,7 +77,7 @@ def clear_policy(db: Database, target: str, *, user_id: str | None = None, agent
                  run_id: str | None = None) -> bool:
     """Remove the policy of (target, scope); True if one existed."""
     _check(target)
-    with db.transaction("clear_retention"):
+    with write_unit(db, "clear_retention"):
         n = db.run("queries/delete_retention_policy",
                    {"id": policy_id(target, _scope(user_id, agent_id, run_id))}).fetchone()[0]
     return bool(n)
@@ -85,7 +86,7 @@ def clear_policy(db: Database, target: str, *, user_id: str | None = None, agent
 def apply_retention(db: Database, *, now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, int]:
     """Delete due messages and blank due history text in one transaction; returns the counts."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with db.transaction("apply_retention"):
+    with write_unit(db, "apply_retention"):
         msg_ids = [r[0] for r in db.rows("queries/retention_due_messages", {"now": now})]
         hist_ids = [r[0] for r in db.rows("queries/retention_due_history_text", {"now": now})]
         if not dry_run:

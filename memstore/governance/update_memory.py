@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
-from memstore.identity import Scope
-from memstore.ids import content_hash
-from memstore.truth.slots import detect_slot
+from memstore.core.errors import DuplicateMemoryError, InvalidInputError, NotFoundError
+from memstore.core.identity import Scope
+from memstore.core.ids import content_hash
+from memstore.core.rules.slots import detect_slot
 from memstore.store.database import registered, vectors_table
-from memstore.write.history import HistoryEvent, history_table
-from memstore.write.rows import posting_rows
+from memstore.store.history import HistoryEvent, history_table
+from memstore.store.rows import posting_rows
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -44,7 +45,7 @@ def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict 
     ident = {k: old[k] for k in ("user_id", "agent_id", "run_id")}
     with db.write_lock:  # checks and write see the same store: no other writer in between
         _check_still_writable(db, memory_id, old["scope_key"], new_text, changed, now)
-        with db.transaction("update"):
+        with write_unit(db, "update"):
             db.scopes_changed([old["scope_key"]])
             emb_table = vectors_table(vec, db.dim) if changed else \
                 pa.table({"embedding": db.arrow("queries/memory_embedding", {"id": memory_id}).column(0)})
@@ -67,7 +68,7 @@ def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict 
 def _replace_postings(db: Database, memory_id: str, old: dict[str, Any], new_text: str, analysis: Any,
                       now: dt.datetime) -> None:
     """The edited memory's slot, entities and keyword postings, rebuilt from its new text (the
-    rows come from memstore/write/rows.py, as add() builds them); entities no memory names any
+    rows come from memstore/store/rows.py, as add() builds them); entities no memory names any
     more are dropped."""
     found = detect_slot(new_text, speaker=old.get("attributed_to"))
     db.run("queries/update_memory_slot", {"id": memory_id, "subject": found and found.subject,

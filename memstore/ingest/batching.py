@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memstore.pipeline.types import Message
+from memstore.core.model import Message
 
 
 def split_batches(n: int, size: int) -> list[range]:

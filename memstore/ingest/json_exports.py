@@ -17,7 +17,7 @@ from typing import Any
 from memstore.ingest.jsonstream import iter_items
 from memstore.ingest.sources import open_bytes
 from memstore.ingest.types import Problem, SourceConversation
-from memstore.timeutil import TimeParseError, parse_time
+from memstore.core.timeutil import TimeParseError, parse_time
 
 Parser = Callable[..., "SourceConversation | None"]
 

@@ -19,7 +19,7 @@ each item is then decoded with `json.loads`. Bounds, by design:
 >>> next(items)
 Traceback (most recent call last):
 ...
-memstore.errors.SourceFormatError: x.json: the JSON is cut off or damaged after conversation #2 (near byte 28): the file ends inside conversation #3 — the 2 conversation(s) before it were read; re-export or repair the file and run the same command again (nothing is ingested twice)
+memstore.core.errors.SourceFormatError: x.json: the JSON is cut off or damaged after conversation #2 (near byte 28): the file ends inside conversation #3 — the 2 conversation(s) before it were read; re-export or repair the file and run the same command again (nothing is ingested twice)
 >>> problems = []
 >>> list(iter_items(Utf8Repair(io.BytesIO(b'[[[[[1]]]], 2]')), "d.json", problems=problems, max_depth=3))
 [2]

@@ -29,7 +29,7 @@ from memstore.ingest.types import (
     SourceConversation,
     clean_message,
 )
-from memstore.timeutil import TimeParseError, parse_time
+from memstore.core.timeutil import TimeParseError, parse_time
 
 FORMAT = "locomo"
 _SESSION = re.compile(r"^session_(\d+)$")

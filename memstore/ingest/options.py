@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memstore.errors import ConfigError
-from memstore.identity import check_metadata
+from memstore.core.errors import ConfigError
+from memstore.core.identity import check_metadata
 from memstore.ingest.detect import check_format
 from memstore.ingest.tabular import parse_mapping
 from memstore.ingest.types import DEFAULT_MAX_MESSAGE_CHARS

@@ -14,7 +14,7 @@ Stages (each timed in the report):
    in the calling thread, its clauses parsed by spaCy in bulk (spaCy is CPU-bound).
 3. **analyze / embed** — spaCy analysis and ONE embedding call over the facts of many conversations.
 4. **write** — whole conversations, up to `commit_messages` messages at a time, in ONE write unit of
-   the batched writer (memstore/write/writer.py): each batch goes through the same commit steps as
+   the batched writer (memstore/store/writer.py): each batch goes through the same commit steps as
    an add() (`memstore.pipeline.add.commit`), and every table's rows of the unit are written as
    one Arrow batch: messages, memories, postings, links, history, extraction runs and the
    `ingest_log` rows together. A killed process leaves each conversation either fully stored or
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import dataclasses
 import datetime as dt
 import os
 import pickle
@@ -48,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.errors import LLMError, MemstoreError, MissingFileError
-from memstore.identity import Scope
-from memstore.ids import new_id
+from memstore.core.errors import LLMError, MemstoreError, MissingFileError
+from memstore.core.identity import Scope
+from memstore.core.ids import new_id
 from memstore.ingest.detect import detect_format
 from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.options import IngestOptions
@@ -61,13 +60,14 @@ from memstore.ingest.types import (
     SourceConversation,
     SourceFormatError,
 )
-from memstore.pipeline.add import analyze_and_embed, commit, prepare
-from memstore.pipeline.types import AddState, ContextMemory
-from memstore.providers.extract_heuristic import HeuristicExtractor
+from memstore.pipeline.add import commit, prepare_models, prepare_text
+from memstore.core.model import AddOptions, AddState, ContextMemory
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered, vectors_table
 from memstore.ingest.batching import DocCache, context_probe, split_batches
-from memstore.write.rows import failed_run_params, ingest_log_rows
-from memstore.write.writer import BatchedWriter
+from memstore.store.rows import failed_run_params, ingest_log_rows
+from memstore.store.writer import BatchedWriter
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -114,7 +114,8 @@ class _Ingest:
         self.scope = scope
         self.db = rt.db
         # Ingest keeps every message (memories cite them) and gives each batch its own conversation's
-        # preceding messages as context, not the scope's most recent ones.
+        # preceding messages as context, not the scope's most recent ones: each add carries that
+        # in its options (AddOptions); the runtime is the Memory's own, not a copy.
         extractor = rt.extractor
         self._docs: DocCache | None = None
         if isinstance(extractor, HeuristicExtractor):
@@ -122,12 +123,13 @@ class _Ingest:
             # than one call per clause); a clause not in the cache is parsed as usual.
             self._docs = DocCache(rt.nlp.nlp)
             extractor = HeuristicExtractor(SimpleNamespace(nlp=self._docs))
-        cfg = dataclasses.replace(rt.config, messages_kept=None, context_messages=0)
-        if extractor.name == "llm" and cfg.slot_supersession == "heuristic":
-            # Batches extracted at the same time cannot see each other's facts, so the LLM cannot
-            # name what they replace: slot supersession (applied in time order at write) does.
-            cfg.slot_supersession = "always"
-        self.rt = dataclasses.replace(rt, config=cfg, _extractor=extractor)
+        self.extractor = extractor
+        # Batches extracted at the same time cannot see each other's facts, so the LLM cannot name
+        # what they replace: slot supersession (applied in time order at write) does.
+        llm_slots = extractor.name == "llm" and rt.config.slot_supersession == "heuristic"
+        self.add_options = AddOptions(gather_context=False, keep_all_messages=True,
+                                      slot_supersession="always" if llm_slots else None)
+        self.rt = rt
         self.n_context = rt.config.context_messages
         self.offline = extractor.name != "llm"
         self.id = new_id()
@@ -164,14 +166,14 @@ class _Ingest:
 
     def _start(self, files: list[tuple[str, str]]) -> None:
         sc = self.scope
-        with self.db.transaction("ingest_start"):
+        with write_unit(self.db, "ingest_start"):
             self.db.run("queries/insert_ingest_run", {
                 "id": self.id, "scope_key": sc.key, "user_id": sc.user_id, "agent_id": sc.agent_id,
                 "run_id": sc.run_id, "files": [p for p, _ in files], "started_at": self.now})
 
     def _finish(self) -> None:
         try:
-            with self.db.transaction("ingest_finish"):
+            with write_unit(self.db, "ingest_finish"):
                 self.db.run("queries/finish_ingest_run", {"id": self.id, "status": self.report.status,
                                                           "report": self.report.to_json(), "finished_at": _utcnow()})
         except MemstoreError:
@@ -365,7 +367,7 @@ class _Ingest:
             chunk = positions[part.start:part.stop]
             msgs = [conv.messages[i] for i in chunk]
             first = chunk[0]
-            st = AddState(scope=self.scope, messages=msgs, metadata=meta, infer=True,
+            st = AddState(scope=self.scope, messages=msgs, metadata=meta, infer=True, options=self.add_options,
                           timestamp=next((m.created_at for m in reversed(msgs) if m.created_at), None))
             st.now = self.now
             st.extraction_run_id = new_id()        # ingest_log rows name it before the write
@@ -388,8 +390,8 @@ class _Ingest:
         """The add() steps up to and including extraction (context is attached in bulk:
         _attach_context); retryable LLM errors are retried with exponential backoff (on top of the
         client's own retries). A failed call is recorded per conversation (_fail)."""
-        return prepare(state, self.rt, context=False, models=False, retries=self.opt.retries,
-                       backoff_s=self.opt.backoff_s, record_failure=False)
+        return prepare_text(state, self.rt, extractor=self.extractor, retries=self.opt.retries,
+                            backoff_s=self.opt.backoff_s, record_failure=False)
 
     def _write_group(self, group: list[_Job]) -> None:
         ok: list[_Job] = []
@@ -428,7 +430,7 @@ class _Ingest:
     def _analyze_embed(self, jobs: list[_Job]) -> list[_Job]:
         """spaCy and the embedder once over the facts of many conversations; a conversation whose
         facts fail alone is recorded as failed. Returns the conversations ready to write."""
-        outcome = iter(analyze_and_embed([st for job in jobs for st in job.states], self.rt, timed=self._timed))
+        outcome = iter(prepare_models([st for job in jobs for st in job.states], self.rt, timed=self._timed))
         ready = []
         for job in jobs:
             errors = [out for out in (next(outcome) for _ in job.states) if isinstance(out, BaseException)]
@@ -467,10 +469,10 @@ class _Ingest:
         if extraction and isinstance(exc, LLMError):
             r.extraction_runs["llm_error"] += 1
             try:
-                with self.db.transaction("record_failed_run"):
+                with write_unit(self.db, "record_failed_run"):
                     self.db.run("queries/insert_failed_run", failed_run_params(
                         self.scope, model=self.rt.config.llm.model,
-                        prompt_version=getattr(self.rt.extractor, "prompt_version", None),
+                        prompt_version=getattr(self.extractor, "prompt_version", None),
                         message_ids=[m.id for st in job.states for m in st.messages], error=exc, now=self.now),
                         writes=True)
             except MemstoreError:

@@ -103,7 +103,7 @@ def check_zip_member(info: zipfile.ZipInfo, archive: str) -> None:
     >>> check_zip_member(i, "x.zip")
     Traceback (most recent call last):
     ...
-    memstore.errors.SourceFormatError: x.zip: conversations.json inflates 1,024 times (1,073,741,824 bytes from 1,048,576): refused as a likely zip bomb — unzip it yourself and pass the file if it is genuine
+    memstore.core.errors.SourceFormatError: x.zip: conversations.json inflates 1,024 times (1,073,741,824 bytes from 1,048,576): refused as a likely zip bomb — unzip it yourself and pass the file if it is genuine
     """
     ratio = info.file_size / max(1, info.compress_size)
     if info.file_size > MAX_ZIP_MEMBER or (info.file_size > MAX_ZIP_CHECKED and ratio > MAX_ZIP_RATIO):

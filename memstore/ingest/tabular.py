@@ -21,7 +21,7 @@ so re-running the same file recognises it.
 >>> parse_mapping("colour=x")
 Traceback (most recent call last):
 ...
-memstore.errors.ConfigError: unknown field 'colour' in the column mapping — fields: content, conversation, id, name, role, ts; e.g. --map role=author,content=text,ts=created
+memstore.core.errors.ConfigError: unknown field 'colour' in the column mapping — fields: content, conversation, id, name, role, ts; e.g. --map role=author,content=text,ts=created
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memstore.errors import ConfigError
+from memstore.core.errors import ConfigError
 from memstore.ingest.sources import Utf8Repair
 from memstore.ingest.types import (
     DEFAULT_MAX_MESSAGE_CHARS,
@@ -42,7 +42,7 @@ from memstore.ingest.types import (
     SourceFormatError,
     clean_message,
 )
-from memstore.timeutil import TimeParseError, parse_time
+from memstore.core.timeutil import TimeParseError, parse_time
 
 FIELDS = {
     "content": ("content", "text", "message", "body"),

@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from memstore.errors import MemstoreError
-from memstore.pipeline.types import Message
-from memstore.errors import SourceFormatError  # noqa: F401  (defined with every error class)
-from memstore.errors import UnknownFormatError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import MemstoreError
+from memstore.core.model import Message
+from memstore.core.errors import SourceFormatError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import UnknownFormatError  # noqa: F401  (defined with every error class)
 
 DEFAULT_MAX_MESSAGE_CHARS = 200_000     # ~50k tokens: a pasted document, not a chat turn, beyond this
 ROLES = {"user": "user", "human": "user", "me": "user", "customer": "user",

@@ -42,7 +42,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from memstore.errors import DuplicateMemoryError
+from memstore.core.errors import DuplicateMemoryError
 
 _OPS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
         "$in": "in", "$nin": "nin"}

@@ -101,7 +101,7 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
         return ScopedTools(memory, sc, actor_id=actor)
 
     async def call(ctx: Context, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        from memstore.errors import MemstoreError
+        from memstore.core.errors import MemstoreError
 
         try:
             tools = tools_for(ctx)

@@ -17,16 +17,16 @@ id (its existence is not revealed).
 >>> bob.get_memory(mid)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-memstore.errors.ScopeViolation: no memory with id '...' in this scope — list ids with get_memories or search_memories
+memstore.core.errors.ScopeViolation: no memory with id '...' in this scope — list ids with get_memories or search_memories
 >>> m.close()
 """
 from __future__ import annotations
 
 from typing import Any
 
-from memstore.errors import MemstoreError
-from memstore.identity import IDENTITY_KEYS
-from memstore.errors import ScopeViolation  # noqa: F401  (defined with every error class)
+from memstore.core.errors import MemstoreError
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.errors import ScopeViolation  # noqa: F401  (defined with every error class)
 
 # What a model needs of a memory; the rest (hash, provenance, validity fields) stays out of its context.
 _KEEP = ("id", "memory", "score", "created_at", "updated_at")

@@ -1,15 +1,25 @@
 """The add() pipeline: an ordered tuple of small steps; this module only sequences them.
 
-    prepare:  validate → context → extract (ONE LLM call) → analyze (spaCy) → embed (batch)
+    prepare:  validate → context → extract (ONE LLM call)  |  analyze (spaCy) → embed (batch)
+              `prepare_text`                               |  `prepare_models` (one add or many)
     commit:   [one write unit] dedupe (whole scope) → supersede by slot → build rows → commit rows
 
-`prepare(state, rt)` runs the first part (reads only, nothing is stored). `commit(groups, rt,
-writer)` runs the second for many prepared adds in ONE write unit (one transaction) of `writer`
-(memstore/write/writer.py): `ImmediateWriter` for a plain add(), `BatchedWriter` for ingest and
-the server's group commit. Each add sees the ones before it as if committed one after another.
-A group (one add, or one ingested conversation) is atomic: if the unit fails, each group is
-committed alone, so one bad group cannot fail the others.
+Every add in the product goes through these calls — `Memory.add`, the server's group commit,
+ingest and the mem0 import:
 
+- `prepare(state, rt) -> PreparedAdd` runs both prepare parts: reads only, nothing is stored, no
+  lock is held, and the result is plain data (it pickles: a worker process can prepare it);
+- `commit(groups, rt, writer)` writes many prepared adds in ONE write unit of `writer`
+  (memstore/store/writer.py; units open at memstore/store/unit.py). Each add sees the ones before it
+  as if committed one after another. A group (one add, or one ingested conversation) is atomic: if
+  the unit fails, each group is committed alone, so one bad group cannot fail the others.
+
+Callers that batch the model work (the group commit, ingest) call `prepare_text` per add and
+`prepare_models` once for many. What differs between callers travels with each add
+(`AddState.options`), never in a copied runtime.
+
+>>> [s.__name__ for s in TEXT_STEPS + MODEL_STEPS]
+['validate_input', 'gather_context', 'extract_facts', 'analyze_facts', 'embed_facts']
 >>> [s.__name__ for s in WRITE_STEPS]
 ['dedupe_facts', 'supersede_by_slot', 'build_rows', 'commit_rows']
 """
@@ -20,7 +30,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from memstore.errors import LLMError, MemstoreError
+from memstore.core.errors import LLMError, MemstoreError
 from memstore.pipeline.analyze_facts import analyze_facts
 from memstore.pipeline.build_rows import build_rows
 from memstore.pipeline.commit_rows import commit_rows
@@ -28,18 +38,19 @@ from memstore.pipeline.dedupe_facts import dedupe_facts
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
-from memstore.truth.supersede_by_slot import supersede_by_slot
-from memstore.pipeline.types import AddState
+from memstore.pipeline.supersede_by_slot import supersede_by_slot
+from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import validate_input
-from memstore.errors import PipelineStepError  # noqa: F401  (defined with every error class)
-from memstore.write.rows import failed_run_params
-from memstore.write.writer import BatchedWriter, ImmediateWriter, Writer
+from memstore.core.errors import PipelineStepError  # noqa: F401  (defined with every error class)
+from memstore.store.rows import failed_run_params
+from memstore.store.writer import BatchedWriter, ImmediateWriter, Writer
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
-PREPARE_STEPS = (validate_input, gather_context, extract_facts, analyze_facts, embed_facts)
-MODEL_STEPS = (analyze_facts, embed_facts)      # per add, or once for many adds (analyze_and_embed)
+TEXT_STEPS = (validate_input, gather_context, extract_facts)   # per add: reads and the ONE extractor call
+MODEL_STEPS = (analyze_facts, embed_facts)      # per add, or once for many adds (prepare_models)
 WRITE_STEPS = (dedupe_facts, supersede_by_slot, build_rows, commit_rows)   # inside the write unit
 
 Timed = Callable[[str], contextlib.AbstractContextManager[Any]]
@@ -63,21 +74,32 @@ def run_add(state: AddState, rt: Runtime) -> AddState:
     return state
 
 
-def prepare(state: AddState, rt: Runtime, *, context: bool = True, models: bool = True,
-            retries: int = 0, backoff_s: float = 1.0, record_failure: bool = True) -> AddState:
-    """The steps before the write (validate … embed): reads only, nothing is stored.
+def prepare(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int = 0, backoff_s: float = 1.0,
+            record_failure: bool = True) -> PreparedAdd:
+    """Every prepare step of one add (`prepare_text`, then `prepare_models`): reads only."""
+    state = prepare_text(state, rt, extractor=extractor, retries=retries, backoff_s=backoff_s,
+                         record_failure=record_failure)
+    out = prepare_models([state], rt)[0]
+    if isinstance(out, BaseException):
+        if record_failure and isinstance(out, LLMError):     # the embedding endpoint failed
+            _record_failed_run(state, rt, out)
+        raise out
+    return out
 
-    `context=False` skips gather_context (the caller attached context itself: ingest);
-    `models=False` stops after extraction (spaCy and the embedder then run for many adds at once:
-    analyze_and_embed). A retryable LLM error is retried `retries` times with exponential backoff;
-    a failed LLM call is recorded as an `llm_error` extraction run (unless `record_failure` is
-    False: the caller records it) and re-raised."""
-    steps = [s for s in PREPARE_STEPS if (context or s is not gather_context)
-             and (models or s not in MODEL_STEPS)]
-    for step in steps:
+
+def prepare_text(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int = 0, backoff_s: float = 1.0,
+                 record_failure: bool = True) -> AddState:
+    """validate → context → extract: reads only, nothing is stored.
+
+    `extractor` replaces the runtime's for this add (ingest's bulk-parsing offline extractor). A
+    retryable LLM error is retried `retries` times with exponential backoff; a failed LLM call is
+    recorded as an `llm_error` extraction run (unless `record_failure` is False: the caller
+    records it) and re-raised."""
+    for step in TEXT_STEPS:
+        args = (extractor,) if step is extract_facts and extractor is not None else ()
         for attempt in range(retries + 1):
             try:
-                state = _run(step, state, rt)
+                state = _run(step, state, rt, *args)
                 break
             except LLMError as exc:
                 if exc.retryable and attempt < retries:
@@ -89,14 +111,11 @@ def prepare(state: AddState, rt: Runtime, *, context: bool = True, models: bool 
     return state
 
 
-prepare_add = prepare      # the name the server's group commit and the benches use
-
-
-def analyze_and_embed(states: list[AddState], rt: Runtime, *, timed: Timed | None = None) -> list[AddState | BaseException]:
-    """The model steps for many prepared adds in ONE spaCy pass and one embedding call per kind
-    of add (a short text costs spaCy and ONNX far less inside a batch than alone). If the batch
-    fails, each add runs alone; returns each add's state or the exception it alone raised.
-    `timed(stage)` wraps each model step (ingest's report times "analyze" and "embed")."""
+def prepare_models(states: list[AddState], rt: Runtime, *, timed: Timed | None = None) -> list[PreparedAdd | BaseException]:
+    """The model steps for many adds in ONE spaCy pass and one embedding call per kind of add (a
+    short text costs spaCy and ONNX far less inside a batch than alone). If the batch fails, each
+    add runs alone; returns each add's state or the exception it alone raised. `timed(stage)`
+    wraps each model step (ingest's report times "analyze" and "embed")."""
     try:
         _merged_models(states, rt, timed)
         return list(states)
@@ -115,18 +134,25 @@ def _merged_models(states: list[AddState], rt: Runtime, timed: Timed | None) -> 
     if not states:
         return
     timed = timed or (lambda stage: contextlib.nullcontext())
+    analyze, embed = MODEL_STEPS
+    if len(states) == 1:        # one add: its own steps, its own timings ("nlp", "embed")
+        with timed("analyze"):
+            _run(analyze, states[0], rt)
+        with timed("embed"):
+            _run(embed, states[0], rt)
+        return
     t0 = time.perf_counter()
     merged = AddState(scope=states[0].scope, messages=[], metadata={}, infer=True)
     merged.facts = [f for st in states for f in st.facts]
     with timed("analyze"):
-        _run(analyze_facts, merged, rt)
+        _run(analyze, merged, rt)
     with timed("embed"):
         for infer in (True, False):          # embed_facts words raw turns and facts differently
             part = [f for st in states if st.infer is infer for f in st.facts]
             if part:
                 one = AddState(scope=states[0].scope, messages=[], metadata={}, infer=infer)
                 one.facts = part
-                _run(embed_facts, one, rt)
+                _run(embed, one, rt)
     shared = time.perf_counter() - t0
     for st in states:
         st.timings["nlp+embed (group)"] = shared
@@ -196,7 +222,7 @@ def _restore(group: list[AddState], saved: list[list]) -> None:
         st.facts, st.results, st.tables = [f for f, _, _ in facts], [], {}
 
 
-def commit_add(state: AddState, rt: Runtime) -> AddState:
+def commit_add(state: PreparedAdd, rt: Runtime) -> AddState:
     """One prepared add in its own transaction (the immediate writer); raises what failed."""
     out = commit([[state]], rt, ImmediateWriter(rt.db))[0]
     if isinstance(out, BaseException):
@@ -204,7 +230,7 @@ def commit_add(state: AddState, rt: Runtime) -> AddState:
     return state
 
 
-def commit_adds(states: list[AddState], rt: Runtime) -> list[AddState | BaseException]:
+def commit_adds(states: list[PreparedAdd], rt: Runtime) -> list[AddState | BaseException]:
     """Commit prepared adds together in ONE transaction (the server's group commit: the batched
     writer). Returns, per add, its committed state or the exception that add alone raised."""
     writer = BatchedWriter(rt.db) if len(states) > 1 else ImmediateWriter(rt.db)
@@ -216,7 +242,7 @@ def _record_failed_run(state: AddState, rt: Runtime, exc: LLMError) -> None:
     """Keep a trace of the failed LLM call (status llm_error); the messages are NOT stored, so a
     retry of the same add() does not duplicate them."""
     try:
-        with rt.db.transaction("record_failed_run"):
+        with write_unit(rt.db, "record_failed_run"):
             rt.db.run("queries/insert_failed_run", failed_run_params(
                 state.scope, model=rt.config.llm.model, prompt_version=getattr(rt.extractor, "prompt_version", None),
                 message_ids=[m.id for m in state.messages], error=exc, now=state.now), writes=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.ids import content_hash, new_id
-from memstore.pipeline.types import AddState
-from memstore.truth.supersede_by_slot import read_slots
+from memstore.core.ids import content_hash, new_id
+from memstore.core.model import AddState
+from memstore.pipeline.supersede_by_slot import read_slots
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

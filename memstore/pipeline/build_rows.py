@@ -1,16 +1,16 @@
 """Step 7: turn the state into one Arrow table per table (pure; the builders live in
-memstore/write/rows.py, shared by every write path)."""
+memstore/store/rows.py, shared by every write path)."""
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
 
-from memstore.pipeline.types import AddState
-from memstore.write.rows import add_tables
+from memstore.core.model import AddState
+from memstore.store.rows import add_tables
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.write.writer import Writer
+    from memstore.store.writer import Writer
 
 
 def build_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:

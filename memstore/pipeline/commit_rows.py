@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from memstore.pipeline.types import AddState
-from memstore.write.history import history_rows, state_event
+from memstore.core.model import AddState
+from memstore.store.history import history_rows, state_event
+from memstore.core.rules.validity import fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.write.writer import Writer
+    from memstore.store.writer import Writer
 
 
 def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:
@@ -20,7 +21,7 @@ def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
     w.write(state, state.tables)
     _close_superseded(state, rt, w)
-    if rt.config.messages_kept is not None:
+    if rt.config.messages_kept is not None and not state.options.keep_all_messages:
         w.prune(state.scope.key, state.tables["messages"], rt.config.messages_kept)
     state.timings["store"] = time.perf_counter() - t0
     return state
@@ -32,7 +33,7 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
     for f in state.facts:
         if f.outcome != "added" or not (f.supersedes or f.narrows):
             continue
-        params = {"at": f.valid_from or state.timestamp or state.now, "new_id": f.id, "now": state.now,
+        params = {"at": fact_valid_from(f, state), "new_id": f.id, "now": state.now,
                   "scope_key": state.scope.key}
         closed = w.close("supersede", ids=list(dict.fromkeys(f.supersedes)), **params) if f.supersedes else []
         if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins

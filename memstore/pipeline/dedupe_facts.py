@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from memstore.pipeline.types import AddState
-from memstore.truth.slots import is_negated
+from memstore.core.model import AddState
+from memstore.core.rules.slots import is_negated
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.write.writer import Writer
+    from memstore.store.writer import Writer
 
 
 def dedupe_facts(state: AddState, rt: Runtime, w: Writer) -> AddState:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState
+from memstore.core.model import AddState
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -5,7 +5,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState, Extraction, Fact
+from memstore.core.model import AddState, Extraction, Fact
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -20,7 +20,9 @@ def speaker_name(state: AddState) -> str:
     return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else "User"
 
 
-def extract_facts(state: AddState, rt: Runtime) -> AddState:
+def extract_facts(state: AddState, rt: Runtime, extractor: Any = None) -> AddState:
+    """`extractor`: the one to use instead of the runtime's (ingest feeds the offline one docs it
+    parsed in bulk)."""
     t0 = time.perf_counter()
     if not state.infer:
         facts = [Fact(text=m.content.strip(), attributed_to=m.name or (speaker_name(state) if m.role == "user" else m.role),
@@ -28,7 +30,7 @@ def extract_facts(state: AddState, rt: Runtime) -> AddState:
                  for m in state.messages if m.content.strip()]
         state.extraction = Extraction(status="ok" if facts else "empty", facts=facts, extractor="none")
     else:
-        ex = rt.extractor
+        ex = extractor if extractor is not None else rt.extractor
         kwargs = {"recent": state.context_messages} if ex.name == "llm" else {}
         state.extraction = ex.extract(state.messages, state.context_memories, speaker=speaker_name(state),
                                       prompt=state.prompt, **kwargs)

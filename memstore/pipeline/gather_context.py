@@ -4,14 +4,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.pipeline.types import AddState, ContextMemory, Message
+from memstore.core.model import AddState, ContextMemory, Message
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
 
 def gather_context(state: AddState, rt: Runtime) -> AddState:
-    if not state.infer:
+    if not state.infer or not state.options.gather_context:
         return state
     t0 = time.perf_counter()
     embed_s = 0.0

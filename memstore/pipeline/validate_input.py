@@ -4,13 +4,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from memstore.errors import InvalidInputError
-from memstore.checks import check_text
-from memstore.ids import new_id
-from memstore.identity import check_metadata
-from memstore.pipeline.types import AddState, Message
-from memstore.timeutil import parse_time
-from memstore.errors import InputError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import InvalidInputError
+from memstore.core.checks import check_text
+from memstore.core.ids import new_id
+from memstore.core.identity import check_metadata
+from memstore.core.model import AddState, Message
+from memstore.core.timeutil import parse_time
+from memstore.core.errors import InputError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -24,7 +24,7 @@ def normalise_messages(messages: Any) -> list[Message]:
     >>> normalise_messages([{"role": "user"}])
     Traceback (most recent call last):
     ...
-    memstore.errors.InputError: message #0 has no 'content' string — each message is {"role": "user"|"assistant"|..., "content": "..."}
+    memstore.core.errors.InputError: message #0 has no 'content' string — each message is {"role": "user"|"assistant"|..., "content": "..."}
     """
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]

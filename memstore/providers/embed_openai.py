@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memstore.errors import ConfigError, LLMUnavailableError
+from memstore.core.errors import ConfigError, LLMUnavailableError
 
 
 class OpenAIEmbedder:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memstore.errors import ConfigError, MissingFileError
+from memstore.core.errors import ConfigError, MissingFileError
 
 DEFAULT_MODEL_DIR = (
     Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static"

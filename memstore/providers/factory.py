@@ -1,9 +1,9 @@
-"""Build providers from config sections."""
+"""Build the embedder a config section asks for (the extractor: memstore/extraction/factory.py)."""
 from __future__ import annotations
 
 from typing import Any
 
-from memstore.config import EmbedderConfig, LLMConfig
+from memstore.core.config import EmbedderConfig
 
 
 def build_embedder(cfg: EmbedderConfig) -> Any:
@@ -22,20 +22,6 @@ def build_embedder(cfg: EmbedderConfig) -> Any:
     from memstore.providers.embed_hashing import HashingEmbedder
 
     return HashingEmbedder(dim=cfg.dims or 384)
-
-
-def build_extractor(cfg: LLMConfig, nlp: Any) -> Any:
-    """The fact extractor: the OpenAI-compatible LLM, or the offline heuristic fallback."""
-    if cfg.provider == "openai":
-        from memstore.providers.extract_llm import LLMExtractor
-
-        return LLMExtractor(model=cfg.model, base_url=cfg.base_url, api_key=cfg.api_key, timeout=cfg.timeout,
-                            max_retries=cfg.max_retries, temperature=cfg.temperature, json_mode=cfg.json_mode,
-                            deadline=cfg.deadline, max_facts=cfg.max_facts, max_fact_chars=cfg.max_fact_chars,
-                            max_answer_bytes=cfg.max_answer_bytes)
-    from memstore.providers.extract_heuristic import HeuristicExtractor
-
-    return HeuristicExtractor(nlp)
 
 
 _LOCAL: dict[int, Any] = {}

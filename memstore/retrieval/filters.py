@@ -8,7 +8,7 @@
 >>> compile_filters({"topic": "food"})
 Traceback (most recent call last):
 ...
-memstore.errors.FilterError: filters need at least one identity key at the top level — add {"user_id": ...} (or agent_id / run_id): search never runs across users
+memstore.core.errors.FilterError: filters need at least one identity key at the top level — add {"user_id": ...} (or agent_id / run_id): search never runs across users
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from memstore.errors import FilterError
-from memstore.identity import IDENTITY_KEYS
+from memstore.core.errors import FilterError
+from memstore.core.identity import IDENTITY_KEYS
 
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "icontains")
 COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
@@ -172,7 +172,7 @@ def check_filters(filters: Any, name: str = "filters") -> dict[str, Any]:
     >>> check_filters("user_id=a")
     Traceback (most recent call last):
     ...
-    memstore.errors.FilterError: filters must be a dict, got str — e.g. {"user_id": "alice", "category": {"in": ["a", "b"]}}
+    memstore.core.errors.FilterError: filters must be a dict, got str — e.g. {"user_id": "alice", "category": {"in": ["a", "b"]}}
     """
     if filters is None:
         return {}

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstore.ids import entity_id
+from memstore.core.ids import entity_id
 from memstore.providers.nlp import normalise_entity
 
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -20,26 +20,27 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.config import is_weight
-from memstore.errors import InvalidInputError, MemstoreError
-from memstore.identity import IDENTITY_KEYS
-from memstore.ids import entity_id
-from memstore.records import memory_record
+from memstore.core.config import is_weight
+from memstore.core.errors import InvalidInputError, MemstoreError
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import entity_id
+from memstore.core.records import memory_record
 from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.query_time import query_periods
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
-from memstore.retrieval.visibility import visibility_sql
+from memstore.core.rules.validity import visibility_sql
 from memstore.store.optimize import store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
+from memstore.core.rules.validity import status_expr
+from memstore.core.rules.signals import CHANNELS, effective_weights  # noqa: F401  (CHANNELS: search's API)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
     from memstore.store.database import Database
 
-CHANNELS = ("semantic", "keyword", "entity")
 
 
 MAX_LIMIT = 100_000
@@ -51,7 +52,7 @@ def check_query(query: Any) -> None:
     >>> check_query("  ")
     Traceback (most recent call last):
     ...
-    memstore.errors.InvalidInputError: search query is empty — pass the text to search for
+    memstore.core.errors.InvalidInputError: search query is empty — pass the text to search for
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("search query is empty", hint="pass the text to search for")
@@ -65,7 +66,7 @@ def check_limit(value: Any, name: str = "top_k") -> int:
     >>> check_limit(0)
     Traceback (most recent call last):
     ...
-    memstore.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
+    memstore.core.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= MAX_LIMIT:
         raise InvalidInputError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
@@ -264,7 +265,7 @@ def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: s
 def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str], query: str) -> dict[str, Any]:
     """The fusion weights of this query: config, per-call overrides, channel, slot and time switches
     ("_qslot" carries the attribute the query asks about, or None; "_periods" the periods it names)."""
-    from memstore.truth.slots import question_slot
+    from memstore.core.rules.slots import question_slot
 
     qslot = question_slot(query)
     periods = query_periods(query)
@@ -279,12 +280,10 @@ def _weights(sc: Any, weights: dict[str, float] | None, channels: Sequence[str],
                 raise InvalidInputError(f"search weight {name!r} must be a finite number >= 0, got {value!r}",
                                         hint="weights are relative: 0 turns a signal off, larger counts more")
         w.update({k: float(v) for k, v in weights.items()})
-    for ch in CHANNELS:  # a channel that is off contributes neither candidates nor score
-        if ch not in channels:
-            w[ch] = 0.0
-    if set(channels) != set(CHANNELS):  # fusion features (order of channels never matters): a
-        w["slot"] = w["episode"] = w["person"] = w["time"] = 0.0   # single channel ranks by its own signal
-    else:
+    # a channel that is off contributes neither candidates nor score; with fewer than all three,
+    # each ranks by its own signal (core/rules/signals.py)
+    w = effective_weights(w, channels)
+    if set(channels) == set(CHANNELS):
         if qslot is None:
             w["slot"] = 0.0
         if not periods:      # like slot: the weight depends on the query only, never on the candidates
@@ -365,8 +364,6 @@ def explain_frame(rt: Runtime, query: str, *, filters: dict[str, Any], limit: in
     if frame.height == 0:
         return frame.with_columns(pl.lit(None, pl.Utf8).alias("memory"), pl.lit(None, pl.Utf8).alias("status"))
     texts = rt.db.frame("queries/get_memories_by_ids", {"ids": frame["id"].to_list()})
-    status = pl.when(pl.col("invalidated_at").is_not_null()).then(pl.lit("superseded")) \
-        .when(pl.col("expiration_date").is_not_null() & (pl.col("expiration_date") <= pl.lit(_utcnow()))) \
-        .then(pl.lit("expired")).otherwise(pl.lit("current"))
+    status = status_expr(_utcnow())
     texts = texts.select("id", "memory", status.alias("status"))
     return frame.join(texts, on="id", how="left").with_row_index("rank", offset=1)

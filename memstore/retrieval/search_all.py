@@ -4,24 +4,22 @@ when it is missing or unusable."""
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memstore.errors import MemstoreError
-from memstore.records import memory_record
+from memstore.core.errors import MemstoreError
+from memstore.core.records import memory_record
 from memstore.retrieval.filters import check_filters, compile_filters
-from memstore.retrieval.visibility import visibility_sql
+from memstore.core.rules.validity import visibility_sql
 from memstore.store.database import registered, vectors_table
+from memstore.store.optimize import INDEX_NAME, ensure_hnsw  # noqa: F401  (search_all's API)
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
-    from memstore.store.database import Database
 
 log = logging.getLogger("memstore.search_all")
-INDEX_NAME = "memories_embedding_hnsw"     # named in sql/queries/admin/*_hnsw_index.sql
 
 
 def vector_literal(vec: np.ndarray, dim: int) -> str:
@@ -35,24 +33,6 @@ def vector_literal(vec: np.ndarray, dim: int) -> str:
         raise MemstoreError(f"query vector must be {dim} finite floats")
     return "[" + ",".join(repr(float(v)) for v in vals) + f"]::FLOAT[{int(dim)}]"
 
-
-def ensure_hnsw(db: Database, *, force: bool = False) -> bool:
-    """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
-    if not db.has_vss:
-        raise MemstoreError("the DuckDB VSS extension is not available",
-                            hint="pip install duckdb-extension-vss matching your duckdb version")
-    db.run("queries/admin/hnsw_settings")      # persist the index; ef_search 1000 (see the file)
-    exists = db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME])
-    if exists and not force:
-        return False
-    with db.write_lock:
-        t0 = time.perf_counter()
-        if exists:
-            db.run("queries/admin/drop_hnsw_index")
-        db.run("queries/admin/create_hnsw_index")
-        db.run("queries/admin/checkpoint")
-        log.info("built HNSW index in %.1f s", time.perf_counter() - t0)
-    return True
 
 
 def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,

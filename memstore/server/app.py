@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field
 
 import memstore
 from memstore.api.protocol import METHODS, MethodSpec
-from memstore.client.wire import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
-from memstore.errors import AuthError, IdentityError, MemstoreError, NotFoundError
+from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
+from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404), ("DuplicateMemoryError", 409),

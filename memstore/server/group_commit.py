@@ -1,9 +1,10 @@
 """Group commit: concurrent add() calls on a server share one transaction.
 
-Each request thread prepares its add (validate, context, the extractor call: no writes) in
-parallel with the others; one committer thread then takes every prepared add that is waiting,
-runs spaCy and the embedder once for all of them (`analyze_and_embed`: a short text costs far
-less inside a batch than alone) and commits them together (`commit_adds`): one BEGIN/COMMIT and
+Each request thread prepares its add (`Memory.prepare_add(models=False)`: validate, context,
+the extractor call, no writes) in parallel with the others; one committer thread then takes every
+prepared add that is waiting, runs spaCy and the embedder once for all of them
+(`Memory.prepare_models`: a short text costs far less inside a batch than alone) and commits them
+together (`Memory.commit_prepared`): one BEGIN/COMMIT and
 one INSERT per table for the whole group instead of per add. Each add stays atomic and its caller
 gets exactly what was committed; if the group's transaction fails, every add is committed on its
 own so one bad add cannot fail the others. A DuckDB conflict is retried, not returned.
@@ -25,7 +26,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from memstore.errors import StoreWriteError
+from memstore.core.errors import StoreWriteError
 
 _CONFLICT_RETRIES = 5
 
@@ -44,9 +45,6 @@ class GroupCommitter:
 
     def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         """Prepare here, commit in the committer thread, return what was committed."""
-        from memstore.memory import add_result
-        from memstore.pipeline.add import prepare_add
-
         unsupported = set(kwargs) - _ADD_KWARGS
         if unsupported:
             raise TypeError(f"add() got unexpected argument(s) {sorted(unsupported)}")
@@ -54,13 +52,13 @@ class GroupCommitter:
         args["infer"] = kwargs.get("infer", True)
         t0 = time.perf_counter()
         # extraction here, in parallel with the other requests; spaCy and the embedder run once
-        # for the whole group in the committer thread (analyze_and_embed)
-        state = prepare_add(self.memory._add_state(messages, **args), self.memory._rt, models=False)
+        # for the whole group in the committer thread (Memory.prepare_models)
+        state = self.memory.prepare_add(messages, **args, models=False)
         fut: cf.Future = cf.Future()
         self._queue.put((state, fut))
-        state = fut.result()
-        state.timings["total"] = time.perf_counter() - t0
-        return add_result(state)
+        out = fut.result()
+        out["timings"]["total"] = time.perf_counter() - t0
+        return out
 
     def close(self) -> None:
         """Commit what is queued, then stop the committer thread."""
@@ -88,22 +86,18 @@ class GroupCommitter:
                 return
 
     def _commit(self, group: list[tuple[Any, cf.Future]]) -> None:
-        from memstore.pipeline.add import commit_adds
-
-        from memstore.pipeline.add import analyze_and_embed
-
         self.stats["groups"] += 1
         self.stats["adds"] += len(group)
         try:
             ready = []
-            for (st, fut), out in zip(group, analyze_and_embed([st for st, _ in group], self.memory._rt)):
+            for (st, fut), out in zip(group, self.memory.prepare_models([st for st, _ in group])):
                 if isinstance(out, BaseException):
                     fut.set_exception(out)
                 else:
                     ready.append((st, fut))
             group = ready
             states = [st for st, _ in group]
-            outcomes = commit_adds(states, self.memory._rt) if states else []
+            outcomes = self.memory.commit_prepared(states) if states else []
             for (st, fut), out in zip(group, outcomes):
                 if isinstance(out, StoreWriteError) and _is_conflict(out):
                     out = self._retry_conflict(st)
@@ -117,13 +111,11 @@ class GroupCommitter:
                     fut.set_exception(exc)
 
     def _retry_conflict(self, state: Any) -> Any:
-        from memstore.pipeline.add import commit_adds
-
         out: Any = None
         for attempt in range(_CONFLICT_RETRIES):
             time.sleep(0.01 * (2 ** attempt))
             self.stats["conflict_retries"] += 1
-            out = commit_adds([state], self.memory._rt)[0]      # a failed attempt put the state back
+            out = self.memory.commit_prepared([state])[0]      # a failed attempt put the state back
             if not (isinstance(out, StoreWriteError) and _is_conflict(out)):
                 return out
         return out

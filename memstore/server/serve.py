@@ -14,8 +14,8 @@ import socket
 import sys
 from typing import Any
 
-from memstore.errors import ConfigError, StoreLockedError
-from memstore.server.discovery import live_server, load_or_create_token, remove_info, token_file, write_info
+from memstore.core.errors import ConfigError, StoreLockedError
+from memstore.wire.discovery import live_server, load_or_create_token, remove_info, token_file, write_info
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -135,7 +135,7 @@ def _stop(signum: int, frame: Any) -> None:
 def _warm(memory: Any) -> None:
     """Load the embedding model and spaCy now, so the first request does not wait for them."""
     try:
-        memory._rt.embedder.embed(["warm up"])
-        _ = memory._rt.nlp
+        # an add prepared and dropped: spaCy and the embedder run, nothing is stored, no LLM call
+        memory.prepare_add("warm up", user_id="memstore-warm-up", infer=False)
     except Exception:  # noqa: BLE001 - warming is an optimisation; the first request reports real errors
         pass

@@ -23,8 +23,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.analysis.quoting import sql_ident
-from memstore.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
+from memstore.store.quoting import sql_ident
+from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
                              StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache
@@ -583,7 +583,7 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as exc:
-        from memstore.server.discovery import lock_holder, starting_server
+        from memstore.store.lockfile import lock_holder, starting_server
 
         holder = lock_holder(exc)
         if holder is None:

@@ -11,22 +11,26 @@ unclustered tail large (recluster.Maintenance); searches never start it. `store_
 """
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.errors import MemstoreError
 from memstore.store.recluster import CLUSTERED_TABLES, Maintenance, due, maintenance_for, recluster_pass
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
-__all__ = ["CLUSTERED_TABLES", "auto_state", "due", "optimize_store", "store_rows", "unclustered_rows"]
+__all__ = ["CLUSTERED_TABLES", "INDEX_NAME", "auto_state", "due", "ensure_hnsw", "optimize_store", "store_rows",
+           "unclustered_rows"]
+
+log = logging.getLogger("memstore.optimize")
+INDEX_NAME = "memories_embedding_hnsw"     # named in sql/queries/admin/*_hnsw_index.sql
 
 
 def optimize_store(db: Database) -> dict[str, Any]:
     """Sort memories and postings by scope (every slice of a re-cluster pass, back to back); drop
     and rebuild the analyst HNSW index around it. Returns rows per table and seconds."""
-    from memstore.retrieval.search_all import INDEX_NAME, ensure_hnsw
-
     t0 = time.perf_counter()
     with db.write_lock:
         had_hnsw = bool(db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME]))
@@ -60,3 +64,22 @@ def unclustered_rows(db: Database) -> int:
     `store_rows`: search reads result rows in its scope scan when the scope's rows are contiguous."""
     total = store_rows(db)
     return max(0, total - maintenance_for(db).clustered_rows)
+
+
+def ensure_hnsw(db: Database, *, force: bool = False) -> bool:
+    """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
+    if not db.has_vss:
+        raise MemstoreError("the DuckDB VSS extension is not available",
+                            hint="pip install duckdb-extension-vss matching your duckdb version")
+    db.run("queries/admin/hnsw_settings")      # persist the index; ef_search 1000 (see the file)
+    exists = db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [INDEX_NAME])
+    if exists and not force:
+        return False
+    with db.write_lock:
+        t0 = time.perf_counter()
+        if exists:
+            db.run("queries/admin/drop_hnsw_index")
+        db.run("queries/admin/create_hnsw_index")
+        db.run("queries/admin/checkpoint")
+        log.info("built HNSW index in %.1f s", time.perf_counter() - t0)
+    return True

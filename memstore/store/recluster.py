@@ -36,8 +36,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstore.analysis.quoting import sql_ident
+from memstore.store.quoting import sql_ident
 from memstore.store.sqlfiles import load_sql
+from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -80,7 +81,7 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None) -> None:
     """Sort one user range of memories and postings to the end of each table (one transaction)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
     # the scope cache follows: rows move, no memory changes (a commit by anyone else still drops it)
-    with db.transaction("optimize", cache_follows=True):
+    with write_unit(db, "optimize", cache_follows=True):
         for table in CLUSTERED_TABLES:
             boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
             db.run(f"optimize:refill:{table}", params, sql=_slice_sql("recluster_copy", table, lo), writes=True)
@@ -134,7 +135,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             time.sleep(pause * took)
     complete = done == len(slices)
     if complete:
-        with db.transaction("optimize", cache_follows=True):
+        with write_unit(db, "optimize", cache_follows=True):
             db.run("queries/set_clustered_rows", {"rows": total})
     checkpoint_keeping_cache(db)
     return {"memories": total, "slices": len(slices), "slices_done": done, "complete": complete,

@@ -5,7 +5,7 @@ Reading a scope's vectors costs ~8 ms at 100k stored memories (the rows are spre
 file); the same check on this copy costs ~0.1 ms. The copy is only trusted while nothing but
 add() has written the store:
 
-- every add updates its scope's entry as its writer stores it (memstore/write/writer.py); the
+- every add updates its scope's entry as its writer stores it (memstore/store/writer.py); the
   COMMIT records the files (`after_commit`), a ROLLBACK drops everything;
 - any other transaction that commits (update, delete, expire, erase, ingest, import ...) and any
   write statement outside a transaction drops every entry (`invalidate`);
@@ -32,12 +32,25 @@ import datetime as dt
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from memstore.store.database import Database
+
+class Database(Protocol):
+    """What the cache reads from the store it belongs to (`memstore.store.database.Database` is
+    one); the cache knows the store only through this, so the store's door does not depend on it
+    the other way round."""
+
+    path: str
+    dim: int
+    files_checked: bool
+
+    def scalar(self, name: str, params: Any = None, **kw: Any) -> Any: ...
+
+    def arrow(self, name: str, params: Any = None, **kw: Any) -> Any: ...
+
+    def rows(self, name: str, params: Any = None, **kw: Any) -> list[Any]: ...
 
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
 # Python objects per cached memory beyond its vector and text: id and hash strings (~140 bytes),
@@ -371,7 +384,7 @@ class ScopeCache:
 
     # -- the writers keep it current ------------------------------------------------------------------
     def follow_messages(self, scope_key: str, new: list[tuple[Any, str]], pruned: list[str]) -> None:
-        """An add stored `new` (created_at, id) messages and pruned `pruned` (memstore/write/writer.py
+        """An add stored `new` (created_at, id) messages and pruned `pruned` (memstore/store/writer.py
         follows each add this way inside its transaction; the COMMIT records the files, a ROLLBACK
         drops everything)."""
         with self.lock:

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from memstore.errors import QueryError
+from memstore.core.errors import QueryError
 
 
 class Scratch:

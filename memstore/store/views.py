@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from memstore.errors import QueryError
+from memstore.core.errors import QueryError
 from memstore.store.sqlfiles import load_sql, sql_root
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import os
 import random
 import time
 
-from memstore.errors import MemstoreError, ServerUnavailableError
+from memstore.core.errors import MemstoreError, ServerUnavailableError
 
 OPS = ("add_raw", "add_infer", "search", "get_all", "delete")
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared-user", default="shared")
     ap.add_argument("--seed", type=int, default=None)
     a = ap.parse_args(argv)
-    from memstore.client.connect import client_for
+    from memstore.api.connect import client_for
 
     rnd = random.Random(a.seed if a.seed is not None else a.worker)
     ops = a.mix.split(",")

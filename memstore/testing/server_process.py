@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from memstore.server.discovery import live_server, read_token, server_file
+from memstore.wire.discovery import live_server, read_token, server_file
 
 
 def free_port() -> int:
@@ -70,7 +70,7 @@ class ServerProcess:
             return ""
 
     def client(self) -> Any:
-        from memstore.client.http_memory import MemoryClient
+        from memstore.api.http_client import MemoryClient
 
         return MemoryClient(self.url, token=self.token, store=self.store)
 

@@ -1,0 +1,76 @@
+"""Identity: which scope (user / agent / run) a memory belongs to.
+
+>>> Scope(user_id="alice").key
+'u=alice|a=|r='
+>>> Scope.from_kwargs(user_id="alice", agent_id=None, run_id=None).as_dict()
+{'user_id': 'alice'}
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memstore.core.errors import IdentityError
+
+IDENTITY_KEYS = ("user_id", "agent_id", "run_id")
+RESERVED_METADATA_KEYS = frozenset(IDENTITY_KEYS + ("actor_id", "id", "memory", "hash", "scope_key"))
+
+
+def _clean(value: object, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise IdentityError(f"{key} must be a string, got {type(value).__name__}", key=key,
+                            hint=f'e.g. {key}="alice" (str(...) it if your ids are numbers)')
+    value = value.strip()
+    if not value:
+        raise IdentityError(f"{key} is empty", hint=f"pass a non-empty {key} or leave it out", key=key)
+    if "\x00" in value:
+        raise IdentityError(f"{key} contains a NUL byte", key=key)
+    return value
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The (user_id, agent_id, run_id) triple a memory is stored under."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    @classmethod
+    def from_kwargs(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> "Scope":
+        scope = cls(_clean(user_id, "user_id"), _clean(agent_id, "agent_id"), _clean(run_id, "run_id"))
+        if scope.user_id is None and scope.agent_id is None and scope.run_id is None:
+            raise IdentityError("no identity given",
+                                hint="pass at least one of user_id=, agent_id=, run_id=")
+        return scope
+
+    @property
+    def key(self) -> str:
+        # '|' and '=' are escaped so two different triples never share a key.
+        def esc(v: str | None) -> str:
+            return "" if v is None else v.replace("\\", "\\\\").replace("|", "\\|").replace("=", "\\=")
+        return f"u={esc(self.user_id)}|a={esc(self.agent_id)}|r={esc(self.run_id)}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id),
+                                  ("run_id", self.run_id)) if v is not None}
+
+
+def check_metadata(metadata: object) -> dict:
+    """Reject identity keys smuggled in metadata (mem0 silently merges them).
+
+    >>> check_metadata({"topic": "food"})
+    {'topic': 'food'}
+    """
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise IdentityError(f"metadata must be a dict, got {type(metadata).__name__}",
+                            hint='e.g. metadata={"category": "food"}')
+    bad = sorted(k for k in metadata if k in RESERVED_METADATA_KEYS)
+    if bad:
+        raise IdentityError(f"metadata may not set reserved key(s) {bad}",
+                            hint="pass identity as user_id=/agent_id=/run_id= arguments, not inside metadata",
+                            keys=bad)
+    return dict(metadata)

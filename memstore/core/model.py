@@ -1,0 +1,132 @@
+"""The domain model: what an add carries from the messages to the stored rows.
+
+`AddState` is one add in flight; `prepare` (memstore/pipeline/add.py) fills it without writing
+anything and returns it as a `PreparedAdd` — plain data (dataclasses, lists, NumPy arrays) that
+pickles, so it can be prepared in one process and committed in another; `commit` writes it.
+
+>>> import pickle
+>>> from memstore.core.identity import Scope
+>>> st = AddState(scope=Scope(user_id="ann"), messages=[Message("user", "I live in Oslo")], metadata={}, infer=True)
+>>> pickle.loads(pickle.dumps(st)).messages[0].content
+'I live in Oslo'
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memstore.core.identity import Scope
+
+
+@dataclass
+class Message:
+    """One chat message as given to `add` (or read from an export)."""
+
+    role: str
+    content: str
+    name: str | None = None
+    created_at: dt.datetime | None = None
+    id: str | None = None
+    source_file: str | None = None
+    source_conversation: str | None = None
+    source_message_id: str | None = None
+
+
+@dataclass
+class ContextMemory:
+    """A stored memory shown to the extractor under a short id (m1, m2, ...)."""
+
+    short_id: str
+    id: str
+    memory: str
+    slot: str | None = None
+
+
+@dataclass
+class Fact:
+    """One fact returned by an extractor, and what the pipeline did with it."""
+
+    text: str
+    attributed_to: str | None = None
+    linked_ids: list[str] = field(default_factory=list)      # real memory ids (mapped from short ids)
+    supersedes: list[str] = field(default_factory=list)      # real memory ids this fact replaces
+    slot: str | None = None                                   # e.g. "lives_in" (truth maintenance)
+    subject: str | None = None                                # whose slot, e.g. "alice"
+    slot_value: str | None = None                             # e.g. "seattle"; None when the fact ends the slot
+    slot_additive: bool = False                               # "also works at ...": adds a value, replaces none
+    slot_checked: bool = False                                # the slot fields above were read from the text
+    superseded_by: tuple[str, Any] | None = None              # (id, valid_from) of a stored newer fact on the slot
+    narrows: list[str] = field(default_factory=list)          # closed facts whose interval this late fact cuts
+    source_message_ids: list[str] = field(default_factory=list)
+    role: str | None = None
+    valid_from: dt.datetime | None = None
+    kind: str | None = None                                   # state | event | transient (offline extractor)
+    expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
+    # filled by later steps
+    id: str | None = None
+    hash: str | None = None
+    embedding: np.ndarray | None = None
+    outcome: str = "pending"                                  # added | duplicate | duplicate_in_batch
+    duplicate_of: str | None = None
+    entities: list[Any] = field(default_factory=list)
+    terms: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Extraction:
+    """What one extractor call produced."""
+
+    status: str                     # ok | empty | malformed | llm_error
+    facts: list[Fact]
+    extractor: str                  # llm | heuristic | none
+    model: str | None = None
+    prompt_version: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    latency_ms: float = 0.0
+
+
+@dataclass
+class AddOptions:
+    """What differs between the callers of one pipeline, carried by each add (not by a copied runtime).
+
+    add() and the server use the defaults; ingest attaches each batch's own conversation as context,
+    keeps every message (its memories cite them) and, for LLM facts, supersedes by slot.
+    """
+
+    gather_context: bool = True             # False: the caller attached context_messages itself
+    keep_all_messages: bool = False         # True: no pruning to config `messages_kept`
+    slot_supersession: str | None = None    # overrides config `slot_supersession` for this add
+
+
+@dataclass
+class AddState:
+    """Everything one `add` call knows; each step reads and extends it."""
+
+    scope: Scope
+    messages: list[Message]
+    metadata: dict[str, Any]
+    infer: bool
+    options: AddOptions = field(default_factory=AddOptions)
+    actor_id: str | None = None
+    timestamp: dt.datetime | None = None
+    expiration_date: dt.datetime | None = None
+    prompt: str | None = None
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    context_messages: list[Message] = field(default_factory=list)
+    context_memories: list[ContextMemory] = field(default_factory=list)
+    extraction: Extraction | None = None
+    extraction_run_id: str | None = None      # the id of this add's extraction_runs row
+    facts: list[Fact] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert
+    extra_rows: dict[str, Any] = field(default_factory=dict)  # more rows committed with this add (ingest_log)
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+PreparedAdd = AddState
+"""An `AddState` whose prepare steps have run (validated, extracted, analysed, embedded): nothing
+of it is stored yet, and it holds no connection, lock or model — only data."""

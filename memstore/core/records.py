@@ -1,0 +1,44 @@
+"""Turn stored rows into mem0-shaped result dicts."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from memstore.core.rules import validity
+
+_TIME_KEYS = ("created_at", "updated_at", "expiration_date", "valid_from", "invalidated_at")
+
+
+def iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, (dt.datetime, dt.date)) else value
+
+
+def memory_record(row: dict[str, Any], score: float | None = None) -> dict[str, Any]:
+    """A memory as mem0 returns it (id, memory, hash, metadata, score, identity, times) plus
+    memstore's validity and provenance fields."""
+    meta = row.get("metadata")
+    if isinstance(meta, str):
+        meta = json.loads(meta)
+    out: dict[str, Any] = {"id": row["id"], "memory": row["memory"], "hash": row.get("hash"), "metadata": meta or {}}
+    if score is not None:
+        out["score"] = float(score)
+    for key in ("user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to"):
+        if row.get(key) is not None:
+            out[key] = row[key]
+    for key in _TIME_KEYS:
+        out[key] = iso(row.get(key))
+    out["superseded_by"] = row.get("superseded_by")
+    out["status"] = status_of(row)
+    out["source_message_ids"] = list(row.get("source_message_ids") or [])
+    return out
+
+
+def status_of(row: dict[str, Any], now: dt.datetime | None = None) -> str:
+    """current | superseded | expired."""
+    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return validity.status_of(row.get("invalidated_at"), row.get("expiration_date"), now)
+
+
+def history_record(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: iso(v) for k, v in row.items()}

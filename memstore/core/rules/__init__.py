@@ -1,0 +1,1 @@
+"""The rules as pure functions, one rule per file (see memstore/core/__init__.py)."""

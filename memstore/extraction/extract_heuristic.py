@@ -1,0 +1,272 @@
+"""Offline heuristic extractor — a spaCy-based FALLBACK, not an LLM.
+
+It turns the user's first-person statements ("I'm vegetarian and I live in Boston") into short
+third-person facts ("Alice is vegetarian", "Alice lives in Boston") attributed to the speaker.
+Messages go through a cheap test first (chat_text: questions, requests, small talk and sentences
+without a first-person word are skipped without spaCy); the rest are parsed (the pipeline's
+dependency parser, run only on those sentences) and cut into the clauses that state something
+(clauses.py: coordination, reported speech, relation mentions, hedges). Each fact carries its
+`kind` (state, event, transient), the day an event happened when a time phrase says so
+("last week"), and a transient state's expiry ("this week"). Without a parser in the pipeline
+(a blank spaCy) it falls back to cutting sentences at "and/but/so".
+
+>>> from memstore.providers.nlp import SpacyNLP
+>>> from memstore.core.model import Message
+>>> ex = HeuristicExtractor(SpacyNLP())
+>>> [f.text for f in ex.extract([Message("user", "Hi! I'm vegetarian and I live in Boston.")], [], speaker="Alice").facts]
+['Alice is vegetarian', 'Alice lives in Boston']
+>>> [(f.text, f.kind) for f in ex.extract([Message("user", "My boyfriend Tom loves spicy food.")], [],
+...                                        speaker="Alice").facts]
+[("Alice's boyfriend is Tom", 'state'), ('Tom loves spicy food', 'state')]
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from memstore.core.model import ContextMemory, Extraction, Fact, Message
+from memstore.extraction.chat_text import candidate_sentences
+from memstore.extraction.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.core.rules.slots import detect_slot
+from memstore.extraction.time_phrases import expires, when_stated
+
+PROMPT_VERSION = "heuristic-2"
+_CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
+_SUBJECT_I = re.compile(r"\b(I|[Ww]e)\b")
+_SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|We|We're|We've)\b[^,;]*$")
+_CONTRACTION = {"'re": "are", "'ve": "have", "'ll": "will", "'d": "would", "'m": "am"}
+_IRREGULAR = {"be": "is", "am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "go": "goes",
+              "'d": "would", "'ll": "will", "was": "was", "were": "was"}
+_ADVERB_TAGS = ("RB", "RBR", "RBS")     # also, really, usually, never, still, just, ...
+
+
+def _third_person(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if re.search(r"(s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+class HeuristicExtractor:
+    """Rule-based fact extraction from the user's first-person sentences."""
+
+    name = "heuristic"
+
+    def __init__(self, nlp: Any) -> None:      # a SpacyNLP (or anything with `.nlp`, a spaCy pipeline)
+        self.nlp = nlp.nlp
+        self._past_forms = _irregular_verb_forms(self.nlp)
+        self._parser = _parser(self.nlp)
+
+    def extract(self, messages: Sequence[Message], context: Sequence[ContextMemory], *,
+                speaker: str, prompt: str | None = None) -> Extraction:
+        start = time.perf_counter()
+        facts: list[Fact] = []
+        seen: set[str] = set()
+        todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
+                for s in self._clauses(msg.content)]
+        docs = [self.nlp(s) for _, s in todo]
+        unparsed = [i for i, d in enumerate(docs) if not d.has_annotation("DEP")]
+        if self._parser is not None and unparsed:       # ingest's doc cache parsed them in bulk already
+            for i, d in zip(unparsed, self._parser.pipe([docs[i] for i in unparsed], batch_size=64)):
+                docs[i] = d
+        for (msg, _), doc in zip(todo, docs):
+            who = msg.name or speaker
+            for text, kind, when, until in self._facts(doc, who, msg):
+                if text and text.lower() not in seen:
+                    seen.add(text.lower())
+                    facts.append(Fact(text=text, attributed_to=who, role="user",
+                                      source_message_ids=[msg.id] if msg.id else [],
+                                      valid_from=when, kind=kind, expires_at=until))
+        return Extraction(status="ok" if facts else "empty", facts=facts, extractor="heuristic",
+                          model="heuristic", prompt_version=PROMPT_VERSION,
+                          latency_ms=(time.perf_counter() - start) * 1000)
+
+    @staticmethod
+    def _clauses(text: str) -> list[str]:
+        """The sentences of a message that may state a fact (what gets parsed; ingest primes its
+        doc cache with them)."""
+        return candidate_sentences(text)
+
+    def _facts(self, doc: Any, who: str, msg: Message) -> list[tuple[str, str, Any, Any]]:
+        """(text, kind, valid_from, expires_at) of each fact the sentence states."""
+        at = msg.created_at
+        if self._parser is None:        # no parser: cut at "and/but/so" before a first-person clause
+            out = []
+            for piece in _split_clauses(doc.text):
+                piece = piece.strip(" ,.!;:-")
+                if len(piece.split()) >= 2:
+                    text = self._rewrite(list(self.nlp(piece)), who)
+                    out.append((text, "state", at, None))
+            return out
+        clauses, relations, rejected = find_clauses(doc)
+        out = [(_relation_fact(r, who), "state", at, None) for r in relations if r.partner]
+        if not clauses and not rejected and _SPEAKER_FIRST.match(doc.text):
+            # the parse found no subject (a mis-parse: "I don't eat gluten" with "gluten" as the verb),
+            # yet the sentence opens with the speaker and nothing hedged it: take it whole
+            text = self._rewrite(list(doc), who)
+            return out + ([(text, "state", at, None)] if text else [])
+        for c in clauses:
+            # the parse already checked whose clause it is
+            text = self._rewrite(c.toks, who, about_other=True, past=c.kind == "event")
+            if text is None or _is_self_naming(text, who):
+                continue
+            if c.kind == "transient" and _has_state_slot(text, who):
+                c.kind = "state"             # "I'm unemployed right now" states where someone works
+            out.append((text, c.kind, *_times(c, text, at)))
+        # a kin mention is a fact of its own only where no clause kept it ("Alice's sister Carol lives ...")
+        said = " ".join(t for t, *_ in out).lower()
+        out += [(_relation_fact(r, who), "state", at, None) for r in relations
+                if not r.partner and f"{who}'s {r.noun} {r.name}".lower() not in said]
+        return out
+
+    def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False, past: bool = False) -> str | None:
+        """The clause in the third person ("I also work" -> "Alice also works"); None when it is
+        not about the speaker (nor, with `about_other`, about someone the speaker named)."""
+        parts: list[str] = []
+        subject_seen = we_subject = False
+        i = 0
+        while i < len(toks):
+            tok = toks[i]
+            low = tok.text.lower()
+            ws = tok.whitespace_
+            if low == "i" and i > 0 and toks[i - 1].text.lower() in ("and", "or"):
+                parts.append(who + ws)          # "my wife and I are": the verb already agrees
+                subject_seen = True
+            elif low == "we":
+                # "we" is the speaker and others: the verb stays plural, "our" after it is "their"
+                parts.append(f"{who} and others" + ws)
+                subject_seen = we_subject = True
+                nxt = toks[i + 1] if i + 1 < len(toks) else None
+                if nxt is not None and nxt.text.lower() in _CONTRACTION:
+                    parts[-1] = f"{who} and others "
+                    parts.append(_CONTRACTION[nxt.text.lower()] + nxt.whitespace_)
+                    i += 2
+                    continue
+            elif low in ("our", "ours"):
+                parts.append(("their" if we_subject else f"{who}'s") + ws)
+            elif low == "us":
+                parts.append(f"{who} and others" + ws)
+            elif low == "ourselves":
+                parts.append("themselves" + ws)
+            elif low == "i":
+                parts.append(who + ws)
+                subject_seen = True
+                # conjugate the verb (or auxiliary) that follows the subject, past any adverbs
+                # in between ("I also work" -> "Alice also works")
+                j = i + 1
+                while j < len(toks) and toks[j].tag_ in _ADVERB_TAGS and toks[j].text.lower() != "n't":
+                    j += 1
+                if j < len(toks):
+                    nxt = toks[j]
+                    # an irregular past form mis-tagged as present ("I swam"/VBP) is left as said
+                    base = nxt.tag_ == "VBP" and nxt.text.lower() not in self._past_forms and \
+                        not (past and nxt.text.lower() in SAME_PAST)         # "I quit Nike" stays past
+                    if base or nxt.tag_ == "MD" or nxt.text.lower() in _IRREGULAR:
+                        word = nxt.text
+                        conj = word if nxt.tag_ == "MD" and word.lower() not in _IRREGULAR else _third_person(word)
+                        if word.startswith("'") and j == i + 1:
+                            parts[-1] = who + " "
+                        parts.extend(t.text + t.whitespace_ for t in toks[i + 1:j])   # the adverbs, unchanged
+                        # "I don't" -> "Alice doesn't"
+                        parts.append(conj + nxt.whitespace_)
+                        i = j + 1
+                        continue
+            elif low in ("my", "mine"):
+                parts.append(f"{who}'s" + ws)
+            elif low in ("me", "myself"):
+                parts.append(who + ws)
+            else:
+                parts.append(tok.text + ws)
+            i += 1
+        text = "".join(parts).strip(" .,!;")
+        text = text.replace("does n't", "doesn't").replace(" n't", "n't")
+        if not subject_seen and not text.startswith(f"{who}'s") and not about_other:
+            return None
+        if len(text.split()) < 2:
+            return None
+        return text[0].upper() + text[1:]
+
+
+def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
+    """valid_from and expires_at of a clause's fact."""
+    import datetime as dt
+
+    if c.kind == "transient":
+        until = expires(text, at)
+        if until is None and at is not None and c.passing_days:
+            until = at.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=c.passing_days)
+        return at, until
+    if c.kind == "event" or re.search(r"\bsince\b", text):
+        when = when_stated(text, at)
+        if when is not None and at is not None and when <= at:
+            return when, None
+    return at, None
+
+
+def _has_state_slot(text: str, who: str) -> bool:
+    m = detect_slot(text, speaker=who)
+    return m is not None and not m.slot.startswith("plan:")
+
+
+def _relation_fact(r: Relation, who: str) -> str:
+    """ "my boyfriend Tom" -> "Alice's boyfriend is Tom"; "my sister Carol" -> "Alice has a sister named Carol"."""
+    if r.partner:
+        return f"{who}'s {r.noun} is {r.name}"
+    return f"{who} has a {r.noun} named {r.name}"
+
+
+def _is_self_naming(text: str, who: str) -> bool:
+    """ "I'm Alice" said by Alice states nothing new."""
+    return text.lower().rstrip(".! ") in (f"{who} is {who}".lower(), f"{who}'s name is {who}".lower())
+
+
+def _parser(nlp: Any) -> Any:
+    """The pipeline's dependency parser, loaded even when the shared pipeline leaves it disabled
+    (`nlp.disable`), so only the sentences that may state a fact pay for it; None without one."""
+    try:
+        parser = nlp.get_pipe("parser")
+    except (KeyError, AttributeError):
+        return None
+    return parser if "tagger" in getattr(nlp, "pipe_names", ()) else None
+
+
+def _irregular_verb_forms(nlp: Any) -> frozenset[str]:
+    """Inflected irregular verb forms ("swam", "ran", "felt") from the lemmatizer's exception table
+    (empty without a rule lemmatizer)."""
+    try:
+        exc = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_exc")["verb"]
+    except Exception:  # noqa: BLE001 - blank pipeline, lookup-mode lemmatizer, missing table
+        return frozenset()
+    return frozenset(form for form, lemmas in exc.items() if form not in lemmas and form not in _IRREGULAR)
+
+
+def _split_clauses(sentence: str) -> list[str]:
+    """Split at "and/but/so/because" before a first-person clause, except where the left part is
+    a short noun phrase joined to the subject ("My wife and I are vegan", "Tom and I went"). The
+    fallback without a parser.
+
+    >>> _split_clauses("I live in Boston and I work at Acme")
+    ['I live in Boston', 'I work at Acme']
+    >>> _split_clauses("My wife and I are vegan")
+    ['My wife and I are vegan']
+    """
+    pieces = _CLAUSE.split(sentence)
+    out = [pieces[0]]
+    for sep, piece in zip(pieces[1::2], pieces[2::2]):
+        left = out[-1].strip()
+        joins_subject = (sep.strip(" ,").lower() == "and" and len(left.split()) <= 3
+                         and not _SUBJECT_I.search(left) and re.match(r"I\b(?!')", piece) is not None)
+        if joins_subject:
+            out[-1] = out[-1] + sep + piece
+        else:
+            out.append(piece)
+    return out
+
+
+__all__ = ["HeuristicExtractor", "PROMPT_VERSION", "Tok"]
