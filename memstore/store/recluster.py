@@ -20,7 +20,7 @@ The scope cache stays valid: a slice moves rows and changes no content.
 
 Commit-triggered: `Maintenance.on_commit` (a listener of Database.transaction's commits) and
 `check` (a store opened in append order) count the rows at most once every CHECK_EVERY_S seconds
-(every commit while the table is below `min_rows`: count(*) of a small table is nearly free) and
+(once a second while the table is below `min_rows`, so a store growing into it is seen soon) and
 start a background pass when the unclustered tail passes `share` of a table of at least
 `min_rows` memories. A store with an index on memories (the analyst HNSW index) is left to
 `optimize()`, which runs every slice back to back (rebuilding the index around it).
@@ -47,6 +47,7 @@ log = logging.getLogger("memstore.recluster")
 
 CLUSTERED_TABLES = ("memories", "keyword_postings", "entity_postings")
 CHECK_EVERY_S = 60.0
+SMALL_EVERY_S = 1.0             # below min_rows: a count(*) a second at most (an add costs none)
 SLICE_ROWS = 50_000             # memories per slice (their postings come along: ~9x as many rows)
 
 
@@ -189,10 +190,11 @@ class Maintenance:
 
     def count(self, db: Database, *, force: bool = False, small_exact: bool = False) -> int:
         """Memories in the store, counted at most once every `every_s` seconds (with `small_exact`,
-        at every call while the table is below min_rows; with force, now)."""
+        every SMALL_EVERY_S while the table is below min_rows; with force, now)."""
         now = time.monotonic()
         small = small_exact and (self.total_rows is None or self.total_rows < self.min_rows)
-        if force or small or self.total_rows is None or now - self.counted_at >= self.every_s:
+        every = min(SMALL_EVERY_S, self.every_s) if small else self.every_s
+        if force or self.total_rows is None or now - self.counted_at >= every:
             self.total_rows = int(db.scalar("SELECT count(*) FROM memories") or 0)
             self.clustered_rows = int(db.meta("clustered_rows") or 0)
             self.counted_at = now
