@@ -145,7 +145,8 @@ class MemoryConfig:
     # DuckDB's buffer pool for this store (a setting of the open file in this process; sorts and
     # joins beyond it spill to a temp directory): a store's memory is bounded by it plus the scope
     # cache and the search snapshots, not by the file's size. None: DuckDB's default (80% of RAM).
-    memory_limit: str | None = "1GB"
+    # 1M memories (2.7 GiB file), searches during a re-cluster: peak RSS 2.38 GiB at "1GB" (bench/search_latency.py).
+    memory_limit: str | None = "512MB"
     # DuckDB worker threads for this store (a setting of the whole file in this process; None:
     # DuckDB's default, one per core). Measured on 2 cores at 100k memories, quiet: 1 thread makes
     # a sequential add's write unit 18.9 ms instead of 21.1 and a group commit 1.6 ms an add instead
