@@ -33,8 +33,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from synthetic_store import build_store  # noqa: E402
-
 from memstore import Memory  # noqa: E402
 from memstore.retrieval.search import candidate_table  # noqa: E402
 

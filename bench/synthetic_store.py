@@ -106,7 +106,7 @@ def build_store_sql(path: str, n_memories: int, n_users: int, dim: int = 384, ch
                    list_transform(range(4 + (hash(i) % 8)::INT),
                                   j -> 'w' || least(floor(pow(random(), -1 / 0.3)), {VOCAB_SIZE})::INT - 1) AS terms
             FROM range({start}, {start + n}) t(i), (SELECT list(u ORDER BY k) AS us FROM _users) users""")
-        con.execute(f"""
+        con.execute("""
             INSERT INTO memories (id, memory, hash, embedding, user_id, scope_key, doc_len, created_at)
             SELECT printf('m%09d', i), array_to_string(terms, ' '), md5(array_to_string(terms, ' ')),
                    vecs.vs[i % 4096 + 1], u, 'u=' || u || '|a=|r=', len(terms),

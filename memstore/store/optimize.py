@@ -16,7 +16,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import MemstoreError
-from memstore.store.recluster import CLUSTERED_TABLES, Maintenance, due, maintenance_for, recluster_pass
+from memstore.store.recluster import (
+    CLUSTERED_TABLES,
+    Maintenance,
+    due,
+    maintenance_for,
+    recluster_pass,
+)
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
