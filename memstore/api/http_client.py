@@ -15,12 +15,14 @@ server on a new address too, when the client was opened from a store path.
 """
 from __future__ import annotations
 
+import inspect
+
 import os
 from collections import Counter
 from typing import Any
 
 from memstore.core import errors as _errors
-from memstore.api.protocol import METHODS
+from memstore.api.protocol import METHODS, MemoryAPI
 from memstore.wire.transport import Transport, TransportError
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
 from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
@@ -87,11 +89,12 @@ class MemoryClient:
         return self._request("GET", "/health")
 
     def _request(self, method: str, route: str, body: Any = None, *, raw: bytes | None = None,
-                 params: dict[str, Any] | None = None) -> Any:
+                 params: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Any:
         try:
             resp = self._client().request(method, route, raw if raw is not None else (
                 dumps(body) if body is not None else None), params=params, headers={
-                "Content-Type": "application/octet-stream" if raw is not None else "application/json"})
+                "Content-Type": "application/octet-stream" if raw is not None else "application/json",
+                **(headers or {})})
         except TransportError as exc:
             self._rediscover()
             raise ServerUnavailableError(
@@ -201,6 +204,7 @@ def _method(name: str) -> Any:
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"`Memory.{name}` on the server (same arguments and return shape)."
+    call.__signature__ = inspect.signature(getattr(MemoryAPI, name))  # type: ignore[attr-defined]
     return call
 
 

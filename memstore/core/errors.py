@@ -110,6 +110,11 @@ class AuthError(ServerError):
     """The server refused the bearer token (missing, wrong) or the call is not allowed for it."""
 
 
+class TokenRightsError(AuthError):
+    """A valid token without the right for this call: a read-only token writing, a scoped token
+    calling an admin method. (Another scope is never "forbidden": it answers NotFoundError.)"""
+
+
 # -- hardening: disk full, invalid input, bad ids (issue 20) ------------------------------------
 class StoreInvalidatedError(MemstoreError):
     """DuckDB invalidated the open database after a fatal write error (disk full, I/O error).
@@ -199,3 +204,17 @@ class ArgumentError(MemstoreError, TypeError):
 class MissingFileError(MemstoreError, FileNotFoundError):
     """A file memstore was given or needs does not exist (the message names it; still a
     FileNotFoundError)."""
+
+
+# -- many shards behind one balancer (issue 28) -------------------------------------------------
+class WrongShardError(ServerError):
+    """A shard (`memstore serve --shard i/N`) was asked about a scope another shard owns; nothing
+    was stored. Fields: key (the placement key), shard (the right one), shards (N), this_shard.
+    Retryable: during a rebalance the balancer and the shards change layout one after the other."""
+
+    retryable = True
+
+
+class CrossShardError(MemstoreError):
+    """The call reads or changes every scope at once and a cluster cannot answer it from one shard
+    (analyst SQL, exports): the message points at the lake, or at the shards one by one."""

@@ -20,10 +20,16 @@ import numpy as np
 
 from memstore.core.identity import Scope
 
+# Roles whose messages are context for the extractor, never facts stated by a person: tool and
+# function results (OpenAI chat format). See memstore/pipeline/message_shapes.py.
+CONTEXT_ONLY_ROLES = frozenset({"tool", "function"})
+
 
 @dataclass
 class Message:
-    """One chat message as given to `add` (or read from an export)."""
+    """One chat message as given to `add` (or read from an export). `parts` keeps the content
+    parts of a message that held images ("text", str) / ("image", url, detail), so that they can
+    be described once the LLM is known (message_shapes.describe_images)."""
 
     role: str
     content: str
@@ -33,6 +39,12 @@ class Message:
     source_file: str | None = None
     source_conversation: str | None = None
     source_message_id: str | None = None
+    parts: tuple[tuple[str, ...], ...] | None = None
+
+    @property
+    def context_only(self) -> bool:
+        """A tool result: context for the extractor, not something the user (or anyone) said."""
+        return self.role in CONTEXT_ONLY_ROLES
 
 
 @dataclass
@@ -43,6 +55,30 @@ class ContextMemory:
     id: str
     memory: str
     slot: str | None = None
+
+
+@dataclass
+class ImportedEvent:
+    """One history event an imported memory brings with it (mem0's history.db)."""
+
+    event: str                               # ADD | UPDATE | DELETE ...
+    old_memory: str | None
+    new_memory: str | None
+    created_at: dt.datetime
+    actor_id: str | None = None
+    role: str = "user"
+
+
+@dataclass
+class ImportedRecord:
+    """What an imported memory keeps of its own record (the mem0 import), instead of what the add
+    that stores it would give it: metadata, times, actor and its history."""
+
+    metadata: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    actor_id: str | None
+    history: list[ImportedEvent] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +100,7 @@ class Fact:
     role: str | None = None
     valid_from: dt.datetime | None = None
     kind: str | None = None                                   # state | event | transient (offline extractor)
+    imported: ImportedRecord | None = None                    # an imported memory's own record (mem0 import)
     expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
     # filled by later steps
     id: str | None = None
@@ -115,6 +152,7 @@ class AddState:
     timestamp: dt.datetime | None = None
     expiration_date: dt.datetime | None = None
     prompt: str | None = None
+    memory_type: str | None = None            # "procedural_memory": one summary of an agent's run
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
     context_messages: list[Message] = field(default_factory=list)
     context_memories: list[ContextMemory] = field(default_factory=list)
