@@ -37,6 +37,7 @@ from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.core.checks import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
+from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
 from memstore.core.timeutil import parse_time
 
@@ -83,9 +84,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
             cfg.path = os.environ["MEMSTORE_PATH"]
         self.config = cfg
         embedder = embedder if embedder is not None else build_embedder(cfg.embedder)
-        cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
+        cache = ScopeCache(cfg.scope_cache_rows, max_bytes=cfg.scope_cache_mb << 20)  # this Memory's only
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
-                      scope_cache=cache, threads=cfg.threads)
+                      scope_cache=cache, threads=cfg.threads, memory_limit=cfg.memory_limit)
+        if not cfg.read_only:       # the store keeps itself sorted by scope (its commits start it)
+            attach_maintenance(db, min_rows=cfg.search.auto_cluster_min_rows, share=cfg.search.auto_cluster_share,
+                               slice_rows=cfg.search.auto_cluster_slice_rows)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
         # An erasure a crash or a full disk interrupted is finished before the store serves
         # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
@@ -340,7 +344,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip
-        other users' row groups; one transaction. Returns rows per table and seconds."""
+        other users' row groups; every slice now (memstore/store/recluster.py). Returns rows per
+        table and seconds."""
         from memstore.store.optimize import optimize_store
 
         return optimize_store(self.db)
