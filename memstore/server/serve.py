@@ -60,8 +60,11 @@ def check_serve(store: str, host: str, tls: bool) -> None:
 
 def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, analyst_api: bool = True,
           config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
-          log_level: str = "warning", group_commit: bool = True, quiet: bool = False) -> int:
-    """Serve `store` until interrupted; returns the exit code."""
+          log_level: str = "warning", group_commit: bool = True, quiet: bool = False,
+          workers: int | None = None) -> int:
+    """Serve `store` until interrupted; returns the exit code. `workers` processes (default: one
+    per core; 0: none) run the model work of adds (memstore/pipeline/workers.py); this process
+    reads, commits and answers."""
     import uvicorn
 
     from memstore.memory import Memory
@@ -91,12 +94,14 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         if not quiet:
             print(f"memstore serve: {store}\n  url   {url}  (API docs at {url}/docs)\n  token "
                   f"{os.environ.get('MEMSTORE_TOKEN') and '$MEMSTORE_TOKEN' or token_file(store)}\n"
+                  f"  workers {memory.workers} (processes preparing adds)\n"
                   f"  Memory({store!r}), the CLI and `memstore ui` now talk to this server. Ctrl-C stops it.",
                   flush=True)
 
     app.router.on_startup.append(announce)
     try:
         _warm(memory)           # before announcing "ready": the first request does not wait for the models
+        memory.start_workers((os.cpu_count() or 1) if workers is None else workers)
     except BaseException:
         remove_info(store, pid=os.getpid())
         memory.close()
