@@ -27,9 +27,11 @@ those adds is stored). Errors raised in a worker reach the caller as the same cl
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
@@ -115,6 +117,25 @@ def _ping() -> int:
     return os.getpid()
 
 
+@contextlib.contextmanager
+def _main_not_imported() -> Any:
+    """Spawn workers without importing the caller's `__main__` in them: a worker needs only
+    memstore, and a script without an `if __name__ == "__main__":` guard would otherwise run again
+    in every worker (multiprocessing's spawn re-imports the main module by its file or name)."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    try:
+        for k in saved:
+            if k == "__file__":
+                del main.__dict__[k]
+            else:
+                main.__dict__[k] = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(saved)
+
+
 class PreparePool:
     """`workers` processes preparing adds; `submit(state)` -> Future of the prepared add."""
 
@@ -133,13 +154,19 @@ class PreparePool:
         self._thread.start()
 
     def _new_executor(self) -> cf.ProcessPoolExecutor:
+        """A pool whose `workers` processes are all started now (submit spawns them, one per
+        task while none is idle), so none is spawned later from another thread."""
         ex = cf.ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init_worker,
                                     initargs=(self.config,))
+        with _main_not_imported():
+            self._pings = [ex.submit(_ping) for _ in range(self.workers)]
         return ex
 
     def warm(self) -> list[int]:
-        """Start every worker and wait until its models are loaded; returns their PIDs."""
-        return sorted({f.result() for f in [self._executor.submit(_ping) for _ in range(self.workers * 2)]})
+        """Wait until every worker has loaded its models; returns their PIDs."""
+        for f in self._pings:
+            f.result()
+        return self.pids()
 
     def pids(self) -> list[int]:
         """The worker processes' PIDs now (for measuring their CPU)."""
