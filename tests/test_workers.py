@@ -40,3 +40,20 @@ def test_results_equal_with_and_without_workers(tmp_path):
     assert [r[:5] for r in rows0] == [r[:5] for r in rows2]
     assert all(np.allclose(a[5], b[5]) for a, b in zip(rows0, rows2))
     assert ents0 == ents2 and ents0
+
+
+def _ingested(path, workers):
+    m = Memory(str(path), config=CONFIG, embedded=True)
+    report = m.ingest("data/demo/jsonl/erin/messages.jsonl", user_id="erin", workers=workers, progress=False)
+    rows = m.sql("select memory, slot, slot_value, embedding from memories order by all").rows()
+    m.close()
+    return report, rows
+
+
+def test_ingest_with_workers_stores_what_ingest_without_stores(tmp_path):
+    r0, rows0 = _ingested(tmp_path / "i0.duckdb", 0)
+    r2, rows2 = _ingested(tmp_path / "i2.duckdb", 2)
+    assert r0.memories == r2.memories and r0.memories["added"] > 5
+    assert "analyze+embed (workers)" in r2.stages_s and "analyze+embed (workers)" not in r0.stages_s
+    assert [r[:3] for r in rows0] == [r[:3] for r in rows2]
+    assert all(np.allclose(a[3], b[3]) for a, b in zip(rows0, rows2))
