@@ -32,20 +32,13 @@ from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record
-from memstore.retrieval.filters import check_filters, compile_filters, trim_identity
+from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.retrieval.search import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
-from memstore.store.sqlfiles import load_sql
 from memstore.core.timeutil import parse_time
-from memstore.store.unit import write_unit
 
-# reset() keeps the schema and these records, which hold no memory content: erasure receipts
-# (proof of past erasures), the export registry (forget() must still find those files) and
-# retention policies (settings). Every other base table is emptied, found from the catalog.
-RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
-                         "pending_erasures"})
 
 
 def _now() -> dt.datetime:
@@ -288,13 +281,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         """Remove every memory, message, run, history and ingest record in one transaction
         (schema, erasure receipts, export registry and retention policies stay). Irreversible.
         A file ingested before a reset is ingested again afterwards."""
-        from memstore.governance.catalog import relation, table_columns
+        from memstore.governance.reset_store import reset_store
 
-        tables = sorted(k for k in table_columns(self.db) if k[0] == "main" and k[1] not in RESET_KEEPS)
-        with write_unit(self.db, "reset"):
-            for schema, table in tables:
-                self.db.run(f"reset:{table}", sql=f"DELETE FROM {relation(schema, table)}")
-        return {"message": "Memory store reset", "tables": [t for _, t in tables]}
+        return reset_store(self.db)
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -313,19 +302,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
                 as_of: Any = None) -> dict[str, Any]:
         """Memories of a scope, newest first. Current and unexpired only unless asked otherwise;
         `as_of="2023-05-01"` gives what was current then."""
-        from memstore.core.rules.validity import visibility_sql
+        from memstore.retrieval.list_memories import list_memories
 
         filters = _merge_identity(filters, user_id, agent_id, run_id)
-        where, params, _ = compile_filters(filters)
-        vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired,
-                             as_of=as_of is not None)
-        params["limit"] = check_limit(top_k, "top_k")
-        if "$now" in vis:  # DuckDB rejects unused named parameters (e.g. include_superseded + show_expired)
-            params["now"] = _now()
-        if as_of is not None:
-            params["as_of"] = parse_time(as_of, "as_of")
-        sql = load_sql("queries/get_all").replace("/*WHERE*/", f"({where}) AND {vis}")
-        return {"results": [memory_record(r) for r in self.db.dicts("get_all", params, sql=sql)]}
+        rows = list_memories(self.db, filters, limit=check_limit(top_k, "top_k"), include_superseded=include_superseded,
+                             show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None)
+        return {"results": rows}
 
     def search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, top_k: int | None = None,

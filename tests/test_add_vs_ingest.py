@@ -16,7 +16,7 @@ What is left out of the comparison, and why:
 Both stores are configured as ingest configures itself (`messages_kept=None`,
 `context_messages=0`), with the offline heuristic extractor and the bundled local embedder. Both
 paths commit through the same write steps and row builders (memstore/pipeline/add.py,
-memstore/write/): add() with the immediate writer, ingest with the batched one. The two
+memstore/store/writer.py): add() with the immediate writer, ingest with the batched one. The two
 differences this test first found (a memory superseded within its own add() kept as current in
 the scope cache; extraction_runs.n_linked counted differently) have their own tests below, on the
 smallest input that showed them.

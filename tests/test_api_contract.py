@@ -182,3 +182,21 @@ def test_a_file_can_be_uploaded_for_ingest(server, user):
     assert r.messages["stored"] > 0 and r.balanced()
     assert c.get_all(user_id=user)["results"]
     c.close()
+
+
+def _params(fn) -> list[tuple]:
+    import inspect
+
+    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+
+
+@pytest.mark.parametrize("name", sorted(__import__("memstore.api.protocol", fromlist=["METHODS"]).METHODS))
+def test_protocol_signatures_are_the_real_ones(name):
+    """MemoryAPI declares each method with Memory's own parameters (names, kinds, defaults), and the
+    HTTP client's generated methods carry the same signature: the interface cannot drift silently."""
+    from memstore.api.http_client import MemoryClient
+    from memstore.api.protocol import MemoryAPI
+    from memstore.memory import Memory
+
+    assert _params(getattr(MemoryAPI, name)) == _params(getattr(Memory, name))
+    assert _params(getattr(MemoryClient, name)) == _params(getattr(Memory, name))

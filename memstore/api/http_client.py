@@ -15,12 +15,14 @@ server on a new address too, when the client was opened from a store path.
 """
 from __future__ import annotations
 
+import inspect
+
 import os
 from collections import Counter
 from typing import Any
 
 from memstore.core import errors as _errors
-from memstore.api.protocol import METHODS
+from memstore.api.protocol import METHODS, MemoryAPI
 from memstore.wire.transport import Transport, TransportError
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
 from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
@@ -201,6 +203,7 @@ def _method(name: str) -> Any:
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"`Memory.{name}` on the server (same arguments and return shape)."
+    call.__signature__ = inspect.signature(getattr(MemoryAPI, name))  # type: ignore[attr-defined]
     return call
 
 

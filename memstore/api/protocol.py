@@ -10,10 +10,18 @@ those off). The server exposes exactly `METHODS` under `/v1/<name>`, the client 
 >>> METHODS["search"].returns, METHODS["sql"].analyst, METHODS["add"].analyst
 ('json', True, False)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import os
+
+    import polars as pl
+
+    from memstore.ingest.report import IngestReport
 
 
 @dataclass(frozen=True)
@@ -21,9 +29,9 @@ class MethodSpec:
     """How one public method crosses the wire."""
 
     name: str
-    returns: str = "json"          # json | frame | ingest_report
-    analyst: bool = False          # reads/changes beyond one scope: can be switched off on a server
-    writes: bool = False           # changes the store
+    returns: str = "json"  # json | frame | ingest_report
+    analyst: bool = False  # reads/changes beyond one scope: can be switched off on a server
+    writes: bool = False  # changes the store
 
 
 def _specs(*specs: MethodSpec) -> dict[str, MethodSpec]:
@@ -47,7 +55,7 @@ METHODS: dict[str, MethodSpec] = _specs(
     MethodSpec("forget", writes=True),
     MethodSpec("erasure_receipts"),
     MethodSpec("ingest", returns="ingest_report", writes=True),
-    MethodSpec("frame", returns="frame"),            # analyst-only when no identity is given
+    MethodSpec("frame", returns="frame"),  # analyst-only when no identity is given
     MethodSpec("sql", returns="frame", analyst=True),
     MethodSpec("search_all", analyst=True),
     MethodSpec("export_parquet", analyst=True),
@@ -66,36 +74,194 @@ METHODS: dict[str, MethodSpec] = _specs(
 class MemoryAPI(Protocol):
     """Long-term memory: the methods both `Memory` (embedded) and `MemoryClient` (HTTP) offer.
 
-    Signatures and return shapes are those of `memstore.Memory`; see its docstrings."""
+    Signatures and return shapes are those of `memstore.Memory` (see its docstrings);
+    tests/test_api_contract.py checks that `Memory`'s signatures equal these, and the HTTP client
+    carries them as its methods' `__signature__`."""
 
     path: str
 
-    def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]: ...
-    def search(self, query: str, **kwargs: Any) -> dict[str, Any]: ...
-    def explain_search(self, query: str, **kwargs: Any) -> Any: ...
-    def get(self, memory_id: str, **kwargs: Any) -> dict[str, Any] | None: ...
-    def get_all(self, **kwargs: Any) -> dict[str, Any]: ...
-    def history(self, memory_id: str, **kwargs: Any) -> list[dict[str, Any]]: ...
-    def update(self, memory_id: str, data: str | None = None, **kwargs: Any) -> dict[str, Any]: ...
-    def delete(self, memory_id: str, **kwargs: Any) -> dict[str, Any]: ...
-    def delete_all(self, **kwargs: Any) -> dict[str, Any]: ...
-    def timeline(self, **kwargs: Any) -> Any: ...
-    def contradictions(self, **kwargs: Any) -> Any: ...
-    def resolve(self, keep: str, supersede: Any = None, **kwargs: Any) -> dict[str, Any]: ...
-    def purge_expired(self, **kwargs: Any) -> dict[str, Any]: ...
-    def forget(self, **kwargs: Any) -> dict[str, Any]: ...
-    def erasure_receipts(self, **kwargs: Any) -> list[dict[str, Any]]: ...
-    def ingest(self, paths: Any, **kwargs: Any) -> Any: ...
-    def frame(self, name: str, **kwargs: Any) -> Any: ...
-    def sql(self, query: str, params: Any = None, **kwargs: Any) -> Any: ...
-    def search_all(self, query: str, **kwargs: Any) -> dict[str, Any]: ...
-    def export_parquet(self, directory: Any, **kwargs: Any) -> dict[str, Any]: ...
-    def doctor(self, **kwargs: Any) -> Any: ...
+    def add(
+        self,
+        messages: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        infer: bool = True,
+        prompt: str | None = None,
+        timestamp: Any = None,
+        expiration_date: Any = None,
+        actor_id: str | None = None,
+        **_unsupported: Any,
+    ) -> dict[str, Any]: ...
+    def search(
+        self,
+        query: str,
+        *,
+        filters: dict[str, Any] | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        explain: bool = False,
+        include_superseded: bool = False,
+        show_expired: bool = False,
+        as_of: Any = None,
+        rerank: bool = False,
+        channels: tuple[str, ...] = ("semantic", "keyword", "entity"),
+        weights: dict[str, float] | None = None,
+    ) -> dict[str, Any]: ...
+    def explain_search(
+        self,
+        query: str,
+        *,
+        filters: dict[str, Any] | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = 1000,
+        **kwargs: Any,
+    ) -> pl.DataFrame: ...
+    def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, Any] | None: ...
+    def get_all(
+        self,
+        *,
+        filters: dict[str, Any] | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        top_k: int = 100,
+        include_superseded: bool = False,
+        show_expired: bool = False,
+        as_of: Any = None,
+    ) -> dict[str, Any]: ...
+    def history(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> list[dict[str, Any]]: ...
+    def update(
+        self,
+        memory_id: str,
+        data: str | None = None,
+        *,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        expiration_date: Any = None,
+        actor_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]: ...
+    def delete(
+        self,
+        memory_id: str,
+        *,
+        actor_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]: ...
+    def delete_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        actor_id: str | None = None,
+    ) -> dict[str, Any]: ...
+    def timeline(
+        self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> pl.DataFrame: ...
+    def contradictions(
+        self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> pl.DataFrame: ...
+    def resolve(
+        self, keep: str, supersede: Any = None, *, dismiss: Any = None, actor_id: str | None = None
+    ) -> dict[str, Any]: ...
+    def purge_expired(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        now: Any = None,
+        actor_id: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]: ...
+    def forget(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        actor_id: str | None = None,
+        scrub: bool = True,
+    ) -> dict[str, Any]: ...
+    def erasure_receipts(
+        self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> list[dict[str, Any]]: ...
+    def ingest(
+        self,
+        paths: str | os.PathLike | list[str | os.PathLike],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        format: str = "auto",
+        mapping: dict[str, str] | str | None = None,
+        batch_size: int = 20,
+        concurrency: int = 8,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        max_message_chars: int = 200000,
+        commit_messages: int = 2000,
+        metadata: dict[str, Any] | None = None,
+        progress: bool | None = None,
+    ) -> IngestReport: ...
+    def frame(
+        self,
+        name: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        embeddings: bool = False,
+    ) -> pl.DataFrame: ...
+    def sql(
+        self, query: str, params: dict[str, Any] | list[Any] | None = None, *, allow_files: bool = False
+    ) -> pl.DataFrame: ...
+    def search_all(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        where: dict[str, Any] | None = None,
+        exact: bool = False,
+        include_superseded: bool = False,
+        show_expired: bool = False,
+    ) -> dict[str, Any]: ...
+    def export_parquet(
+        self, directory: str | os.PathLike, scope: dict[str, str] | None = None, partition_by: str | None = "user_id"
+    ) -> dict[str, Any]: ...
+    def doctor(self, *, repair: bool = False) -> pl.DataFrame: ...
     def optimize(self) -> dict[str, Any]: ...
     def scrub(self) -> dict[str, Any]: ...
     def reset(self) -> dict[str, Any]: ...
-    def set_retention(self, target: str, retain_days: int | None, **kwargs: Any) -> dict[str, Any]: ...
-    def clear_retention(self, target: str, **kwargs: Any) -> bool: ...
-    def retention_policies(self) -> Any: ...
-    def apply_retention(self, **kwargs: Any) -> dict[str, int]: ...
+    def set_retention(
+        self,
+        target: str,
+        retain_days: int | None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]: ...
+    def clear_retention(
+        self, target: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> bool: ...
+    def retention_policies(self) -> pl.DataFrame: ...
+    def apply_retention(self, *, now: Any = None, dry_run: bool = False) -> dict[str, int]: ...
     def close(self) -> None: ...

@@ -46,6 +46,30 @@ class ContextMemory:
 
 
 @dataclass
+class ImportedEvent:
+    """One history event an imported memory brings with it (mem0's history.db)."""
+
+    event: str                               # ADD | UPDATE | DELETE ...
+    old_memory: str | None
+    new_memory: str | None
+    created_at: dt.datetime
+    actor_id: str | None = None
+    role: str = "user"
+
+
+@dataclass
+class ImportedRecord:
+    """What an imported memory keeps of its own record (the mem0 import), instead of what the add
+    that stores it would give it: metadata, times, actor and its history."""
+
+    metadata: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    actor_id: str | None
+    history: list[ImportedEvent] = field(default_factory=list)
+
+
+@dataclass
 class Fact:
     """One fact returned by an extractor, and what the pipeline did with it."""
 
@@ -64,6 +88,7 @@ class Fact:
     role: str | None = None
     valid_from: dt.datetime | None = None
     kind: str | None = None                                   # state | event | transient (offline extractor)
+    imported: ImportedRecord | None = None                    # an imported memory's own record (mem0 import)
     expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
     # filled by later steps
     id: str | None = None

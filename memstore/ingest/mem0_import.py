@@ -17,7 +17,6 @@ current memory of the same scope are skipped too (one memory per text and scope,
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sqlite3
 import time
@@ -31,12 +30,10 @@ import numpy as np
 from memstore.core.errors import IdentityError, MemstoreError
 from memstore.core.identity import RESERVED_METADATA_KEYS, Scope
 from memstore.core.ids import content_hash
-from memstore.pipeline.commit_rows import commit_rows
-from memstore.store.history import HistoryEvent, history_rows, keeps_history
-from memstore.store.table_rows import Rows
-from memstore.store.rows import add_tables
+from memstore.pipeline.add import commit
+from memstore.store.history import keeps_history
 from memstore.store.writer import BatchedWriter
-from memstore.core.model import AddState, Extraction, Fact
+from memstore.core.model import AddOptions, AddState, Extraction, Fact, ImportedEvent, ImportedRecord
 from memstore.core.rules.slots import detect_slot
 from memstore.core.timeutil import TimeParseError, parse_time
 from memstore.core.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
@@ -270,8 +267,8 @@ def _write_chunk(rt: Runtime, chunk: list[_Planned], hist: dict[str, list[dict[s
         by_scope[p.scope].append(i)
     now = _utcnow()
     written: set[str] = set()
-    states = []
-    with db.write_lock:
+    states: list[AddState] = []
+    with db.write_lock:         # the twins read here stay true until the unit commits
         for scope, idx in by_scope.items():
             facts = []
             hashes = {i: content_hash(todo[i].text) for i in idx}
@@ -289,19 +286,17 @@ def _write_chunk(rt: Runtime, chunk: list[_Planned], hist: dict[str, list[dict[s
                 facts.append(Fact(text=p.text, id=p.id, hash=h, embedding=vecs[i], outcome="added", role=p.role,
                                   valid_from=p.created_at, entities=analyses[i].entities,
                                   terms=dict(analyses[i].terms), subject=slot and slot.subject,
-                                  slot=slot and slot.slot, slot_value=slot and slot.value))
+                                  slot=slot and slot.slot, slot_value=slot and slot.value, slot_checked=True,
+                                  imported=_record(p, hist.get(p.id, []), rt, report)))
             if facts:
-                states.append((_state(scope, facts, now), {i: todo[i] for i in idx}))
+                states.append(_state(scope, facts, now))
         if not states:
             return written
-        writer = BatchedWriter(db)
-        with writer.unit("import_mem0"):
-            for state, planned in states:
-                by_id = {p.id: p for p in planned.values()}
-                state.tables = add_tables(state, rt.config.history, db.dim)
-                _patch_tables(state, by_id, hist, rt, report)
-                commit_rows(state, rt, writer)
-                written |= set(by_id) & {f.id for f in state.facts}
+        # the same write steps as every add, in ONE unit: the chunk commits whole or not at all
+        out = commit([states], rt, BatchedWriter(db), step="import_mem0")[0]
+        if isinstance(out, BaseException):
+            raise out
+        written = {f.id for st in states for f in st.facts if f.outcome == "added"}
     report.imported += len(written)
     return written
 
@@ -327,44 +322,29 @@ def _usable(vec: Any, dim: int) -> bool:
 
 
 def _state(scope: Scope, facts: list[Fact], now: dt.datetime) -> AddState:
-    state = AddState(scope=scope, messages=[], metadata={}, infer=False, now=now)
+    # facts decided here (twins, slots): no slot supersession among imported memories
+    state = AddState(scope=scope, messages=[], metadata={}, infer=False, now=now,
+                     options=AddOptions(slot_supersession="off"))
     state.facts = facts
     state.extraction = Extraction(status="ok", facts=facts, extractor="none", model="mem0-import")
     return state
 
 
-def _patch_tables(state: AddState, by_id: dict[str, _Planned], hist: dict[str, list[dict[str, Any]]],
-                  rt: Runtime, report: ImportReport) -> None:
-    """Per-memory columns build_rows fills per add (metadata, times, actor), and mem0's history
-    instead of one ADD event at import time."""
-    mem = state.tables["memories"]
-    planned = [by_id[i] for i in mem.column("id")]
-    mem.set("metadata", [json.dumps(p.metadata, ensure_ascii=False, default=str) if p.metadata else None
-                         for p in planned])
-    mem.set("created_at", [p.created_at for p in planned])
-    mem.set("updated_at", [p.updated_at for p in planned])
-    mem.set("actor_id", [p.actor_id for p in planned])
-    sc = state.scope
-    events: list[HistoryEvent] = []
-    for p in planned:
-        given = hist.get(p.id, [])
-        if not any(str(e.get("event") or "").upper() == "ADD" for e in given):
-            given = [{"event": "ADD", "old_memory": None, "new_memory": p.text, "created_at": p.created_at,
-                      "actor_id": p.actor_id, "role": p.role}] + given
-        for e in given:
-            try:
-                when = parse_time(e["created_at"], "history created_at") if e.get("created_at") else p.created_at
-            except TimeParseError:
-                when = p.created_at
-                report.warnings["unreadable history created_at (memory's created_at used)"] += 1
-            events.append(HistoryEvent(p.id, str(e.get("event") or "UPDATE").upper(), e.get("old_memory"),
-                                       e.get("new_memory"), scope_key=sc.key, user_id=sc.user_id,
-                                       agent_id=sc.agent_id, run_id=sc.run_id, actor_id=e.get("actor_id"),
-                                       created_at=when, role=e.get("role") or "user"))
-        if keeps_history(rt.config.history):
-            report.history_imported += len(hist.get(p.id, []))
-    rows = history_rows(rt.config.history, events)
-    state.tables["history"] = rows if rows is not None else Rows(state.tables["history"].schema)
+def _record(p: _Planned, given: list[dict[str, Any]], rt: Runtime, report: ImportReport) -> ImportedRecord:
+    """What an imported memory keeps of its mem0 record: metadata, times, actor and its history
+    (instead of one ADD event at import time)."""
+    events = []
+    for e in given:
+        try:
+            when = parse_time(e["created_at"], "history created_at") if e.get("created_at") else p.created_at
+        except TimeParseError:
+            when = p.created_at
+            report.warnings["unreadable history created_at (memory's created_at used)"] += 1
+        events.append(ImportedEvent(str(e.get("event") or "UPDATE").upper(), e.get("old_memory"), e.get("new_memory"),
+                                    when, e.get("actor_id"), e.get("role") or "user"))
+    if keeps_history(rt.config.history):
+        report.history_imported += len(given)
+    return ImportedRecord(p.metadata, p.created_at, p.updated_at, p.actor_id, events)
 
 
 def _utcnow() -> dt.datetime:

@@ -150,6 +150,12 @@ def _merged_models(states: list[AddState], rt: Runtime, timed: Timed | None) -> 
         return
     timed = timed or (lambda stage: contextlib.nullcontext())
     analyze, embed = MODEL_STEPS
+    if len(states) == 1:        # one add: its own steps, its own timings ("nlp", "embed")
+        with timed("analyze"):
+            _run(analyze, states[0], rt)
+        with timed("embed"):
+            _run(embed, states[0], rt)
+        return
     t0 = time.perf_counter()
     merged = AddState(scope=states[0].scope, messages=[], metadata={}, infer=True)
     merged.facts = [f for st in states for f in st.facts]

@@ -26,7 +26,8 @@ import pyarrow as pa
 
 from memstore.core.identity import Scope
 from memstore.core.ids import entity_id, new_id
-from memstore.store.history import HISTORY_SCHEMA, history_rows, state_event
+from memstore.core.model import ImportedEvent
+from memstore.store.history import HISTORY_SCHEMA, HistoryEvent, history_rows, state_event
 from memstore.store.table_rows import Rows
 from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
@@ -164,12 +165,19 @@ def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: i
     """`memories` rows of an add's new facts, with their truth columns (slot, late supersession)."""
     sc, now, n = state.scope, state.now, len(added)
     meta_json = json.dumps(state.metadata, ensure_ascii=False, default=str) if state.metadata else None
+    own = [f.imported for f in added]         # an imported memory keeps its own record
+
+    def meta_of(rec: Any) -> str | None:
+        if rec is None:
+            return meta_json
+        return json.dumps(rec.metadata, ensure_ascii=False, default=str) if rec.metadata else None
     return Rows(memories_schema(dim), {
         "id": [f.id for f in added], "memory": [f.text for f in added], "hash": [f.hash for f in added],
         "user_id": [sc.user_id] * n, "agent_id": [sc.agent_id] * n, "run_id": [sc.run_id] * n,
-        "actor_id": [state.actor_id] * n, "scope_key": [sc.key] * n, "role": [f.role for f in added],
-        "attributed_to": [f.attributed_to for f in added], "metadata": [meta_json] * n,
-        "doc_len": [sum(f.terms.values()) for f in added], "created_at": [now] * n, "updated_at": [now] * n,
+        "actor_id": [rec.actor_id if rec else state.actor_id for rec in own], "scope_key": [sc.key] * n, "role": [f.role for f in added],
+        "attributed_to": [f.attributed_to for f in added], "metadata": [meta_of(rec) for rec in own],
+        "doc_len": [sum(f.terms.values()) for f in added], "created_at": [rec.created_at if rec else now for rec in own],
+        "updated_at": [rec.updated_at if rec else now for rec in own],
         "expiration_date": [fact_expires_at(f, state) for f in added],
         "valid_from": [fact_valid_from(f, state) for f in added],
         "source_message_ids": [list(f.source_message_ids) for f in added], "extraction_run_id": [extraction_run_id] * n,
@@ -178,6 +186,17 @@ def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: i
         "superseded_by": [f.superseded_by[0] if f.superseded_by else None for f in added],
         "invalidated_at": [f.superseded_by[1] if f.superseded_by else None for f in added],
         "embedding": [f.embedding for f in added]})
+
+
+def imported_events(state: Any, f: Any) -> list[HistoryEvent]:
+    """An imported memory's own history (with an ADD first when its source kept none)."""
+    sc, rec = state.scope, f.imported
+    given = list(rec.history)
+    if not any(e.event == "ADD" for e in given):
+        given.insert(0, ImportedEvent("ADD", None, f.text, rec.created_at, rec.actor_id, f.role or "user"))
+    return [HistoryEvent(f.id, e.event, e.old_memory, e.new_memory, scope_key=sc.key, user_id=sc.user_id,
+                         agent_id=sc.agent_id, run_id=sc.run_id, actor_id=e.actor_id, created_at=e.created_at,
+                         role=e.role) for e in given]
 
 
 def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, Rows]:
@@ -190,7 +209,8 @@ def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, Rows]:
                                         [f.terms for f in added], now=now)
     late = [f for f in added if f.superseded_by is not None]
     links = _links_of(added) + [(f.superseded_by[0], f.id, "supersedes") for f in late]
-    events = [state_event(state, f.id, "ADD", None, f.text) for f in added]
+    events = [e for f in added for e in (imported_events(state, f) if f.imported else
+                                         [state_event(state, f.id, "ADD", None, f.text)])]
     events += [state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late]
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
