@@ -35,6 +35,7 @@ import tempfile
 import time
 
 SEED_USERS, SEED_PER_USER = 20, 50
+HERE = os.path.abspath(__file__)
 TURNS = ("I live in {city} and I work at {org} as a {job}", "My sister {name} is a {job} in {city}",
          "I'm allergic to {food}; I play {game} on Sundays", "We moved to {city} last month for my job at {org}")
 WORDS = {"city": ["Lisbon", "Oslo", "Porto", "Lima", "Kyoto", "Quito", "Turin"], "org": ["Acme", "Initech", "Globex"],
@@ -120,7 +121,7 @@ def _cpu(pids: list[int]) -> float:
 
 
 def _spawn(store: str, w: int, op: str, seconds: float, infer: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, __file__, "--worker", str(w), "--op", op, "--store", store,
+    return subprocess.Popen([sys.executable, HERE, "--worker", str(w), "--op", op, "--store", store,
                              "--seconds", str(seconds), "--infer", infer], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
 
@@ -210,9 +211,10 @@ def main() -> int:
     ap.add_argument("--op", default="add", help=argparse.SUPPRESS)
     ap.add_argument("--store", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    code = os.path.abspath(args.code or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = os.path.abspath(args.code or os.path.dirname(os.path.dirname(HERE)))
     os.environ["PYTHONPATH"] = code + os.pathsep + os.environ.get("PYTHONPATH", "")   # servers, clients too
     sys.path.insert(0, code)
+    os.chdir(code)                  # `python -m memstore.cli serve` imports from its working directory first
     if args.worker is not None:
         return worker(args)
 
@@ -243,6 +245,7 @@ def main() -> int:
         with ServerProcess(store, config=config, args=serve_args, startup_s=300) as srv:
             info = srv.client().server_info()
             owner, wpids = info["pid"], info.get("worker_pids") or []
+            print(f"  server pid {owner}, workers {info.get('workers', 'none (old code)')}", flush=True)
             for n in clients:
                 load = os.getloadavg()[0]
                 cell = _run_clients(store, n, op, args.seconds, args.infer, owner, wpids, args.during)
