@@ -22,6 +22,7 @@ from memstore.api.analysis import AnalysisAPI
 from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
+from memstore.api.tokens import TokenAPI
 from memstore.api.truth import TruthAPI
 from memstore.core.config import MemoryConfig
 from memstore.core.errors import ArgumentError, IdentityError, MemstoreError, NotFoundError
@@ -33,7 +34,7 @@ from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record
 from memstore.retrieval.filters import check_filters, trim_identity
-from memstore.retrieval.search import check_limit
+from memstore.core.checks import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
@@ -48,7 +49,7 @@ def _now() -> dt.datetime:
 _ID_HINT = "ids are the strings add() returned: list them with get_all(user_id=...)"
 
 
-class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
+class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenAPI):
     """Long-term memory in one DuckDB file.
 
     `Memory()` opens ./data/memstore.duckdb with offline models; `Memory("runs/a.duckdb")` another
@@ -69,8 +70,11 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
     def __init__(self, path: str | os.PathLike | None = None, *, config: MemoryConfig | dict | None = None,
                  embedded: bool = False) -> None:
-        """`embedded=True` always opens the file in this process (what `memstore serve` does)."""
-        cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.from_dict(config or {})
+        """`embedded=True` always opens the file in this process (what `memstore serve` does).
+        `config` may be memstore's dict or mem0's (memstore/core/mem0_config.py maps it)."""
+        from memstore.core.mem0_config import from_mem0_or_ours
+
+        cfg, self._mem0 = from_mem0_or_ours(config)
         if path is not None:
             cfg.path = os.fspath(path)
         elif os.environ.get("MEMSTORE_PATH") and not (isinstance(config, dict) and "path" in config):
@@ -86,10 +90,16 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
         # doctor() reports it.
         finish_pending(db, raise_errors=False)
+        if self._mem0 is not None and self._mem0.reranker is not None:
+            from memstore.retrieval.rerank_llm import LLMReranker
+
+            self._rt.reranker = LLMReranker(self._mem0.reranker, self._mem0.scoring_prompt)
 
     @classmethod
     def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
-        """Build from a config dict (mem0 style); unknown keys raise ConfigError naming the key."""
+        """Build from a config dict: memstore's, or mem0's (`{"llm": {"provider": ..., "config": {...}},
+        "embedder": ..., "vector_store": ..., "history_db_path": ...}`, see "Moving from mem0" in the
+        README); unknown keys and providers memstore cannot call raise ConfigError naming them."""
         return cls(config=config)
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -156,20 +166,22 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
             prompt: str | None = None, timestamp: Any = None, expiration_date: Any = None,
-            actor_id: str | None = None, **_unsupported: Any) -> dict[str, Any]:
+            actor_id: str | None = None, memory_type: str | None = None, **_unsupported: Any) -> dict[str, Any]:
         """Extract facts from `messages` (ONE extractor call) and store them in ONE transaction.
 
         Returns {"results": [{"id", "memory", "event": "ADD"}...], "extraction": {...}}: exactly what
         was committed. `infer=False` stores each message as a memory. `timestamp` is when the
-        conversation happened (sets valid_from).
+        conversation happened (sets valid_from). Messages take mem0's shapes (OpenAI chat format:
+        content parts, tool calls, tool results). `memory_type="procedural_memory"` with `agent_id`
+        stores ONE memory summarising the agent's run (metadata `memory_type`, as mem0).
         """
         if _unsupported:
             raise ArgumentError(f"add() got unexpected argument(s) {sorted(_unsupported)}",
                                 hint="see help(Memory.add): messages, user_id, agent_id, run_id, metadata, infer, "
-                                     "prompt, timestamp, expiration_date, actor_id")
+                                     "prompt, timestamp, expiration_date, actor_id, memory_type")
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
-                                actor_id=actor_id)
+                                actor_id=actor_id, memory_type=memory_type)
         if self._pool is not None:
             return add_result(commit_add(prepare_in_pool(state, self._rt, self._pool), self._rt))
         return add_result(run_add(state, self._rt))
@@ -178,7 +190,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
     def prepare_add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
                     run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
                     prompt: str | None = None, timestamp: Any = None, expiration_date: Any = None,
-                    actor_id: str | None = None, models: bool = True) -> PreparedAdd:
+                    actor_id: str | None = None, memory_type: str | None = None,
+                    models: bool = True) -> PreparedAdd:
         """add()'s first half: check the arguments, extract (the ONE LLM call) and, unless
         `models=False`, analyse and embed. Nothing is stored and no lock is held; the result is
         plain data (it pickles). Pass it to `commit_prepared` — with `models=False`, through
@@ -193,7 +206,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
         """
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
-                                actor_id=actor_id)
+                                actor_id=actor_id, memory_type=memory_type)
         if models and self._pool is not None:
             return prepare_in_pool(state, self._rt, self._pool)
         return prepare(state, self._rt) if models else prepare_text(state, self._rt)
@@ -213,11 +226,17 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI):
 
     def _add_state(self, messages: Any, *, user_id: str | None, agent_id: str | None, run_id: str | None,
                    metadata: dict[str, Any] | None, infer: bool, prompt: str | None, timestamp: Any,
-                   expiration_date: Any, actor_id: str | None) -> AddState:
+                   expiration_date: Any, actor_id: str | None, memory_type: str | None = None) -> AddState:
         """add()'s arguments checked and turned into the pipeline's state."""
+        from memstore.pipeline.summarise_procedure import check_memory_type
+
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
-        return AddState(scope=scope, messages=normalise_messages(messages), metadata=metadata or {},
-                        infer=infer, actor_id=actor_id, prompt=prompt,
+        memory_type = check_memory_type(memory_type, agent_id)
+        if prompt is None and memory_type is None and getattr(self, "_mem0", None) is not None:
+            prompt = self._mem0.custom_instructions      # a mem0 config's custom_instructions (as mem0)
+        return AddState(scope=scope, messages=normalise_messages(messages, procedural=memory_type is not None),
+                        metadata=metadata or {}, memory_type=memory_type,
+                        infer=infer if memory_type is None else True, actor_id=actor_id, prompt=prompt,
                         timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
                         expiration_date=parse_time(expiration_date, "expiration_date")
                         if expiration_date is not None else None)

@@ -77,6 +77,10 @@ CASES = [
     ("import_parquet", ("<new>", "<new>"), {}, ValueError, "manifest"),
     ("import_parquet", (42, "<new>"), {}, ValueError, "directory"),
     ("erasure_receipts", (), {"user_id": 42}, ValueError, "user_id"),
+    ("create_token", ("has space",), U, ValueError, "name"),
+    ("create_token", ("no-scope",), {}, ValueError, "user_id"),
+    ("create_token", ("bad-expiry",), {**U, "expires": "garbage"}, ValueError, "expires"),
+    ("revoke_token", ("missing",), {}, KeyError, "missing"),
 ]
 
 
@@ -119,7 +123,8 @@ def test_bad_arguments_raise_a_typed_error_that_says_what_to_do(m, tmp_path, met
 
 def test_every_public_method_is_exercised():
     public = {n for n in dir(Memory) if not n.startswith("_") and callable(getattr(Memory, n))}
-    without_arguments = {"close", "optimize", "reset", "scrub", "doctor", "retention_policies", "worker_pids"}
+    without_arguments = {"close", "optimize", "reset", "scrub", "doctor", "retention_policies", "list_tokens",
+                         "worker_pids"}
     assert public - without_arguments - {_method(c) for c in CASES} == {"from_config"}     # Memory(config=...) below
 
 

@@ -39,7 +39,8 @@ from memstore.store.unit import write_unit
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
-NOT_EXPORTED = ("schema_migrations", "exports")   # rebuilt by the importing store itself
+NOT_EXPORTED = ("schema_migrations", "exports",   # rebuilt by the importing store itself
+                "api_tokens")                   # credentials stay with the store they were made for
 PARTITION_KEYS = IDENTITY_KEYS + ("scope_key",)
 _PART = "__memstore_part"
 

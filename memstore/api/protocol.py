@@ -32,6 +32,7 @@ class MethodSpec:
     returns: str = "json"  # json | frame | ingest_report
     analyst: bool = False  # reads/changes beyond one scope: can be switched off on a server
     writes: bool = False  # changes the store
+    admin: bool = False  # needs the server's admin token even where analyst methods are off
 
 
 def _specs(*specs: MethodSpec) -> dict[str, MethodSpec]:
@@ -67,6 +68,9 @@ METHODS: dict[str, MethodSpec] = _specs(
     MethodSpec("clear_retention", analyst=True, writes=True),
     MethodSpec("retention_policies", returns="frame", analyst=True),
     MethodSpec("apply_retention", analyst=True, writes=True),
+    MethodSpec("create_token", admin=True, writes=True),
+    MethodSpec("list_tokens", admin=True),
+    MethodSpec("revoke_token", admin=True, writes=True),
 )
 
 
@@ -93,6 +97,7 @@ class MemoryAPI(Protocol):
         timestamp: Any = None,
         expiration_date: Any = None,
         actor_id: str | None = None,
+        memory_type: str | None = None,
         **_unsupported: Any,
     ) -> dict[str, Any]: ...
     def search(
@@ -265,4 +270,16 @@ class MemoryAPI(Protocol):
     ) -> bool: ...
     def retention_policies(self) -> pl.DataFrame: ...
     def apply_retention(self, *, now: Any = None, dry_run: bool = False) -> dict[str, int]: ...
+    def create_token(
+        self,
+        name: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        read_only: bool = False,
+        expires: Any = None,
+    ) -> dict[str, Any]: ...
+    def list_tokens(self) -> list[dict[str, Any]]: ...
+    def revoke_token(self, name: str) -> dict[str, Any]: ...
     def close(self) -> None: ...

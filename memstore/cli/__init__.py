@@ -13,7 +13,7 @@ from typing import Any
 
 from memstore.core.errors import MemstoreError
 
-COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations")
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:

@@ -43,13 +43,41 @@ def _warm_up(memory, scope: dict) -> None:  # noqa: ANN001
         memory.search("warm up", filters=dict(scope), top_k=1)
 
 
+def _mem0_config_file(path: str) -> object:
+    """mem0's config as the file holds it (JSON, or YAML as mem0's docs load it): only the places
+    of its data are read (vector_store, history_db_path)."""
+    import os
+
+    from memstore.core.errors import ConfigError, MissingFileError
+    from memstore.core.mem0_config import map_mem0_config
+
+    if not os.path.isfile(path):
+        raise MissingFileError(f"no mem0 config file at {path}", hint="pass the JSON or YAML file of mem0's config")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is neither JSON nor YAML: {exc}") from None
+    return map_mem0_config(data)
+
+
 def cmd_import_mem0(args: argparse.Namespace) -> int:
+    from memstore.api.interop import mem0_sources
+
+    mapping = _mem0_config_file(args.mem0_config) if args.mem0_config else None
+    qdrant_path, collection, history = mem0_sources(mapping, args.qdrant_path, args.collection, args.history)
     with open_memory(args) as m:
         if not hasattr(m, "import_mem0"):
             print("error: a running `memstore serve` owns this store; the import writes the file itself — stop "
                   "the server, run the import, then start it again", file=sys.stderr)
             return 1
-        report = m.import_mem0(args.qdrant_path, collection=args.collection, history=args.history,
+        report = m.import_mem0(qdrant_path, collection=collection, history=history,
                                keep_vectors=args.keep_vectors, batch_size=args.batch_size)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
@@ -79,7 +107,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("qdrant_path", metavar="QDRANT_DIR", nargs="?", default=None,
                    help="mem0's Qdrant local-mode folder (vector_store.config.path; mem0's default /tmp/qdrant)")
     p.add_argument("--qdrant-path", dest="qdrant_path_opt", default=None, help="same as QDRANT_DIR")
-    p.add_argument("--collection", default="mem0", help="Qdrant collection (default: mem0)")
+    p.add_argument("--collection", default=None, help="Qdrant collection (default: the config's, else mem0)")
+    p.add_argument("--mem0-config", default=None, metavar="CONFIG",
+                   help="mem0's config (JSON or YAML, the dict given to mem0's Memory.from_config): the Qdrant "
+                        "folder, collection and history_db_path are read from it")
     p.add_argument("--history", default=None, metavar="history.db",
                    help="mem0's SQLite history (history_db_path; default: none, an ADD event per memory)")
     p.add_argument("--keep-vectors", action="store_true",
@@ -92,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _import_entry(args: argparse.Namespace) -> int:
     args.qdrant_path = args.qdrant_path or args.qdrant_path_opt
-    if not args.qdrant_path:
-        print("error: name mem0's Qdrant folder: memstore import-mem0 DIR --store PATH", file=sys.stderr)
+    if not args.qdrant_path and not args.mem0_config:
+        print("error: name mem0's Qdrant folder: memstore import-mem0 DIR --store PATH (or --mem0-config "
+              "mem0.yaml)", file=sys.stderr)
         return 2
     return cmd_import_mem0(args)

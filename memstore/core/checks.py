@@ -18,6 +18,8 @@ memstore.core.errors.InvalidInputError: text holds a lone surrogate at position 
 """
 from __future__ import annotations
 
+import numbers
+
 from typing import Any
 
 from memstore.core.errors import InvalidIdError, InvalidInputError
@@ -68,3 +70,34 @@ def check_scope_args(user_id: Any = None, agent_id: Any = None, run_id: Any = No
 def scope_matches(row: dict[str, Any], **scope: Any) -> bool:
     """Does a memory (or history row) belong to every identity key given (None keys ignored)?"""
     return all(row.get(k) == v for k, v in scope.items() if v is not None)
+
+
+MAX_LIMIT = 100_000
+
+
+def check_query(query: Any) -> None:
+    """A search query must be non-empty text.
+
+    >>> check_query("  ")
+    Traceback (most recent call last):
+    ...
+    memstore.core.errors.InvalidInputError: search query is empty — pass the text to search for
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("search query is empty", hint="pass the text to search for")
+
+
+def check_limit(value: Any, name: str = "top_k") -> int:
+    """A result count: an int from 1 to MAX_LIMIT.
+
+    >>> check_limit(5)
+    5
+    >>> check_limit(0)
+    Traceback (most recent call last):
+    ...
+    memstore.core.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= MAX_LIMIT:
+        raise InvalidInputError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
+                            hint="ask for at least one result")
+    return int(value)

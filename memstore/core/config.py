@@ -6,7 +6,7 @@
 >>> MemoryConfig.from_dict({"llm": {"modle": "gpt"}})
 Traceback (most recent call last):
 ...
-memstore.core.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout
+memstore.core.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout, vision, vision_detail
 """
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ class LLMConfig:
     max_facts: int = 200               # an answer with more facts is malformed (nothing stored)
     max_fact_chars: int = 2000         # a longer fact makes the answer malformed
     max_answer_bytes: int = 1_000_000  # the answer is cut off there (malformed, first 64 KB kept)
+    vision: bool = False               # the model sees images: image parts of messages are described by it
+    vision_detail: str = "auto"        # the image `detail` sent with that call: auto | low | high
 
 
 @dataclass
@@ -212,6 +214,15 @@ def _validate(obj: Any, prefix: str) -> None:
                               hint=f"choose one of {', '.join(allowed)}", key=prefix + name)
     if isinstance(obj, SearchConfig):
         _check_search(obj, prefix)
+    if isinstance(obj, LLMConfig):
+        if obj.vision_detail not in ("auto", "low", "high"):
+            raise ConfigError(f"config key {prefix + 'vision_detail'!r} is {obj.vision_detail!r}",
+                              hint="choose one of auto, low, high", key=prefix + "vision_detail")
+        if obj.vision and obj.provider != "openai":
+            raise ConfigError(f"config key {prefix + 'vision'!r} is on but {prefix + 'provider'!r} is "
+                              f"{obj.provider!r}", hint="image description needs an OpenAI-compatible vision "
+                              "model: set llm.provider to openai (with base_url and model), or vision to False",
+                              key=prefix + "vision")
     if isinstance(obj, MemoryConfig):
         if not (0 < obj.dedupe_similarity <= 1.0):
             raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")

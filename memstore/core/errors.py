@@ -117,6 +117,11 @@ class AuthError(ServerError):
     """The server refused the bearer token (missing, wrong) or the call is not allowed for it."""
 
 
+class TokenRightsError(AuthError):
+    """A valid token without the right for this call: a read-only token writing, a scoped token
+    calling an admin method. (Another scope is never "forbidden": it answers NotFoundError.)"""
+
+
 # -- hardening: disk full, invalid input, bad ids (issue 20) ------------------------------------
 class StoreInvalidatedError(MemstoreError):
     """DuckDB invalidated the open database after a fatal write error (disk full, I/O error).

@@ -20,10 +20,16 @@ import numpy as np
 
 from memstore.core.identity import Scope
 
+# Roles whose messages are context for the extractor, never facts stated by a person: tool and
+# function results (OpenAI chat format). See memstore/pipeline/message_shapes.py.
+CONTEXT_ONLY_ROLES = frozenset({"tool", "function"})
+
 
 @dataclass
 class Message:
-    """One chat message as given to `add` (or read from an export)."""
+    """One chat message as given to `add` (or read from an export). `parts` keeps the content
+    parts of a message that held images ("text", str) / ("image", url, detail), so that they can
+    be described once the LLM is known (message_shapes.describe_images)."""
 
     role: str
     content: str
@@ -33,6 +39,12 @@ class Message:
     source_file: str | None = None
     source_conversation: str | None = None
     source_message_id: str | None = None
+    parts: tuple[tuple[str, ...], ...] | None = None
+
+    @property
+    def context_only(self) -> bool:
+        """A tool result: context for the extractor, not something the user (or anyone) said."""
+        return self.role in CONTEXT_ONLY_ROLES
 
 
 @dataclass
@@ -140,6 +152,7 @@ class AddState:
     timestamp: dt.datetime | None = None
     expiration_date: dt.datetime | None = None
     prompt: str | None = None
+    memory_type: str | None = None            # "procedural_memory": one summary of an agent's run
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
     context_messages: list[Message] = field(default_factory=list)
     context_memories: list[ContextMemory] = field(default_factory=list)

@@ -33,6 +33,8 @@ def build_prompt(messages: Sequence[Message], recent: Sequence[Message], context
     """The chat messages sent to the model (versioned by PROMPT_VERSION)."""
     def fmt(m: Message) -> str:
         who = m.name or (speaker if m.role == "user" else m.role)
+        if m.context_only:          # a tool's answer: context for the facts, not a statement by anyone
+            who = f"tool result{f' of {m.name}' if m.name else ''} (context only, not stated by a person)"
         when = f" [{m.created_at:%Y-%m-%d %H:%M}]" if m.created_at else ""
         return f"{who}{when}: {m.content}"
 
@@ -177,6 +179,20 @@ class LLMExtractor:
             raise LLMUnavailableError(f"LLM call exceeded its deadline of {self.deadline:g} s (llm.deadline), "
                                       f"{type(last).__name__ if last else 'no answer'}", deadline_s=self.deadline)
         raise LLMUnavailableError(f"LLM endpoint failed: {type(last).__name__}: {last}") from last
+
+    def complete(self, chat: list[dict], *, purpose: str = "LLM call") -> str:
+        """The model's plain-text answer to `chat` (no JSON mode), within the same deadline,
+        retries and size cap as extraction: image descriptions, procedural summaries."""
+        try:
+            return self._call(chat, {})
+        except _Capped as exc:
+            raise LLMError(f"{purpose}: the answer is over llm.max_answer_bytes ({self.max_answer_bytes:,} bytes)",
+                           retryable=False, hint="raise llm.max_answer_bytes or shorten the input",
+                           size=exc.size) from None
+        except self._openai.APIStatusError as exc:
+            raise LLMError(f"{purpose}: LLM endpoint refused the request: {exc}", retryable=False,
+                           hint="check llm.model (a vision call needs a model that sees images), llm.api_key "
+                                "and llm.base_url") from exc
 
     def extract(self, messages: Sequence[Message], context: Sequence[ContextMemory], *, speaker: str,
                 recent: Sequence[Message] = (), prompt: str | None = None) -> Extraction:

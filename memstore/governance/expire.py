@@ -18,6 +18,7 @@ from memstore.store.history import history_table, row_events
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
+    from memstore.core.config import MemoryConfig
     from memstore.runtime import Runtime
     from memstore.store.database import Database
 
@@ -41,7 +42,7 @@ def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime |
     return [{"id": r[0], "user_id": r[2], "agent_id": r[3], "run_id": r[4]} for r in rows]
 
 
-def _remove(db: Database, cfg: Any, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
+def _remove(db: Database, cfg: MemoryConfig, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
     n = len(rows)
     hist = history_table(cfg.history, row_events(rows, "EXPIRE", actor_id=actor_id, now=now), is_deleted=True)
     if hist is not None:

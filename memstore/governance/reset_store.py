@@ -2,7 +2,8 @@
 
 Kept: erasure receipts (proof of past erasures), the export registry (forget() must still find
 those files), retention policies (settings), the pending-erasure journal, the schema and its
-migrations. Every other base table is found from the catalog, so a new table is emptied too.
+migrations, the api tokens (credentials). Every other base table is found from the catalog, so a new
+table is emptied too.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from memstore.store.database import Database
 
 RESET_KEEPS = frozenset({"store_meta", "schema_migrations", "erasure_receipts", "exports", "retention_policies",
-                         "pending_erasures"})
+                         "pending_erasures", "api_tokens"})
 
 
 def reset_store(db: Database) -> dict[str, Any]:

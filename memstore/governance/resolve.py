@@ -20,6 +20,7 @@ from memstore.core.errors import ResolveError  # noqa: F401  (defined with every
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
+    from memstore.core.config import MemoryConfig
     from memstore.runtime import Runtime
     from memstore.store.database import Database
 
@@ -66,7 +67,7 @@ def resolve_memories(rt: Runtime, keep: str, supersede: Any = None, dismiss: Any
             "message": f"kept {keep}; superseded {len(sup)}, marked {len(dis)} compatible"}
 
 
-def _write(db: Database, cfg: Any, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
+def _write(db: Database, cfg: MemoryConfig, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
            dis: list[str], actor_id: str | None) -> None:
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     with write_unit(db, "resolve"):

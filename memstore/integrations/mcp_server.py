@@ -97,8 +97,9 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
     def tools_for(ctx: Context) -> ScopedTools:
         if fixed is not None:
             return fixed
-        sc, actor = scope_of(ctx)  # type: ignore[misc]
-        return ScopedTools(memory, sc, actor_id=actor)
+        found = scope_of(ctx)  # type: ignore[misc]
+        # (scope, actor) or (scope, actor, memory): a memory bound to the request's credentials
+        return ScopedTools(found[2] if len(found) > 2 else memory, found[0], actor_id=found[1])
 
     async def call(ctx: Context, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         from memstore.core.errors import MemstoreError
@@ -205,6 +206,7 @@ def run_stdio(memory: Any, scope: dict[str, str], *, actor_id: str | None = "mcp
 # -- streamable HTTP --------------------------------------------------------------------------------
 def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = None,
               resolve_user: Callable[[Any, str | None], str | None] | None = None,
+              authorize: Callable[[Any, str | None, str], tuple[dict[str, str], str, Any]] | None = None,
               json_response: bool = False, host: str = "127.0.0.1",
               transport_security: Any = None) -> Any:
     """Add a streamable-HTTP MCP endpoint to a FastAPI/Starlette `app` (before it starts):
@@ -214,8 +216,11 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
 
     `token`: every request must send `Authorization: Bearer <token>` (as the REST API does).
     `resolve_user(request, user_from_path_or_header)` may replace that choice (e.g. the user of a
-    bearer token) or raise to refuse the request. A session stays bound to the user it was opened
-    for: a request that reuses its session id for another user gets 403. Returns the MCPServer.
+    bearer token) or raise to refuse the request. `authorize(request, user, client)` replaces both
+    the token check and `resolve_user`: it returns (scope, actor_id, memory the tools use) or raises
+    (the answer's status is the exception's `status_code`, else 403); memstore serve's token scopes
+    come in here (memstore/server/auth.py). A session stays bound to the scope it was opened for: a
+    request that reuses its session id for another one gets 403. Returns the MCPServer.
     """
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -236,7 +241,7 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
 
     async def handle(scope: dict, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
-        if token is not None:
+        if token is not None and authorize is None:
             scheme, _, given = request.headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), token.encode()):
                 body = {"error": "AuthError", "message": "missing or wrong bearer token — send `Authorization: "
@@ -246,25 +251,31 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
         params = scope.get("path_params") or {}
         client = params.get("client") or request.headers.get("x-memstore-client") or "http"
         user = params.get("user_id") or request.headers.get(USER_HEADER) or request.query_params.get("user_id")
+        bound: tuple = ()
         try:
-            if resolve_user is not None:
+            if authorize is not None:
+                bound = tuple(authorize(request, user, client))
+            elif resolve_user is not None:
                 user = resolve_user(request, user)
         except Exception as exc:        # the hook refused: say so, as the REST API would
             status = getattr(exc, "status_code", 403)
             await JSONResponse({"error": type(exc).__name__, "message": str(exc)}, status_code=status)(scope, receive, send)
             return
-        user = (user or "").strip()
-        if not user:
-            body = {"error": "missing_user", "message": f"no user for this MCP endpoint — connect to "
-                    f"{path}/CLIENT/USER_ID, or send the {USER_HEADER} header or ?user_id="}
-            await JSONResponse(body, status_code=400)(scope, receive, send)
-            return
+        if not bound:
+            user = (user or "").strip()
+            if not user:
+                body = {"error": "missing_user", "message": f"no user for this MCP endpoint — connect to "
+                        f"{path}/CLIENT/USER_ID, or send the {USER_HEADER} header or ?user_id="}
+                await JSONResponse(body, status_code=400)(scope, receive, send)
+                return
+            bound = ({"user_id": user}, f"mcp:{client}")
+        user = "&".join(f"{k}={v}" for k, v in sorted(bound[0].items()))     # what the session is bound to
         sid = request.headers.get("mcp-session-id")
         if sid and sessions.get(sid, user) != user:
             body = {"error": "scope_mismatch", "message": "this MCP session belongs to another user"}
             await JSONResponse(body, status_code=403)(scope, receive, send)
             return
-        scope[SCOPE_KEY] = ({"user_id": user}, f"mcp:{client}")
+        scope[SCOPE_KEY] = bound
 
         async def bind_session(message: dict) -> None:
             if message.get("type") == "http.response.start":

@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.model import AddState, Extraction, Fact
+from memstore.pipeline.summarise_procedure import PROCEDURAL, summarise_procedure
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -24,10 +25,12 @@ def extract_facts(state: AddState, rt: Runtime, extractor: Any = None) -> AddSta
     """`extractor`: the one to use instead of the runtime's (ingest feeds the offline one docs it
     parsed in bulk)."""
     t0 = time.perf_counter()
-    if not state.infer:
+    if state.memory_type == PROCEDURAL:
+        state.extraction = summarise_procedure(state, rt)
+    elif not state.infer:       # each message a memory; a tool's answer is context, not a memory
         facts = [Fact(text=m.content.strip(), attributed_to=m.name or (speaker_name(state) if m.role == "user" else m.role),
                       role=m.role, source_message_ids=[m.id], valid_from=m.created_at)
-                 for m in state.messages if m.content.strip()]
+                 for m in state.messages if m.content.strip() and not m.context_only]
         state.extraction = Extraction(status="ok" if facts else "empty", facts=facts, extractor="none")
     else:
         ex = extractor if extractor is not None else rt.extractor

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def gather_context(state: AddState, rt: Runtime) -> AddState:
-    if not state.infer or not state.options.gather_context:
+    # a procedural summary reads only its own run
+    if not state.infer or not state.options.gather_context or state.memory_type:
         return state
     t0 = time.perf_counter()
     embed_s = 0.0

@@ -34,6 +34,7 @@ from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.core.rules.validity import visibility_sql
 from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
+from memstore.core.checks import MAX_LIMIT, check_limit, check_query  # noqa: F401  (search's API)
 from memstore.core.rules.validity import status_expr
 from memstore.core.rules.signals import CHANNELS, effective_weights  # noqa: F401  (CHANNELS: search's API)
 
@@ -41,37 +42,6 @@ if TYPE_CHECKING:
     from memstore.runtime import Runtime
     from memstore.store.database import Database
 
-
-
-MAX_LIMIT = 100_000
-
-
-def check_query(query: Any) -> None:
-    """A search query must be non-empty text.
-
-    >>> check_query("  ")
-    Traceback (most recent call last):
-    ...
-    memstore.core.errors.InvalidInputError: search query is empty — pass the text to search for
-    """
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("search query is empty", hint="pass the text to search for")
-
-
-def check_limit(value: Any, name: str = "top_k") -> int:
-    """A result count: an int from 1 to MAX_LIMIT.
-
-    >>> check_limit(5)
-    5
-    >>> check_limit(0)
-    Traceback (most recent call last):
-    ...
-    memstore.core.errors.InvalidInputError: top_k must be an integer from 1 to 100000, got 0 — ask for at least one result
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= MAX_LIMIT:
-        raise InvalidInputError(f"{name} must be an integer from 1 to {MAX_LIMIT}, got {value!r}",
-                            hint="ask for at least one result")
-    return int(value)
 
 
 def query_words(query: str) -> str:
@@ -329,6 +299,9 @@ def run_search(rt: Runtime, query: str, *, filters: dict[str, Any], top_k: int, 
                               "person": c["person"], "episode": c["episode"], "time": c["time"],
                               "score": c["score"],
                               "channels": [ch for ch in CHANNELS if c[f"by_{ch}"]], "status": rec["status"]}
+            # the same under mem0's names (mem0/utils/scoring.py), so mem0 code reading them ports
+            rec["score_details"] = {"semantic_score": c["semantic"], "bm25_score": c["keyword"],
+                                    "entity_boost": c["entity"], "final_score": c["score"], "threshold": threshold}
         results.append(rec)
     if rerank:
         results = _rerank(rt, query, results)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memstore.core.checks import check_limit, check_query
 from memstore.core.errors import MemstoreError
 from memstore.core.records import memory_record
 from memstore.retrieval.filters import check_filters, compile_filters
@@ -38,8 +39,6 @@ def vector_literal(vec: np.ndarray, dim: int) -> str:
 def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False, show_expired: bool = False,
                    overfetch: int = 10) -> dict[str, Any]:
-    from memstore.retrieval.search import check_limit, check_query
-
     check_query(query)
     top_k = check_limit(top_k, "top_k")
     db = rt.db

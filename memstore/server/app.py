@@ -9,10 +9,11 @@ Routes:
 - `POST /v1/ingest_upload?filename=…&user_id=…`: ingest a file sent as the request body;
 - `GET /health` (no token: it says only that this is memstore, which store, which pid), `/docs`.
 
-Every other request needs `Authorization: Bearer <token>`. Adds go through the group committer.
+Every other request needs `Authorization: Bearer <token>`: the admin token, or a token that carries
+a scope (memstore/server/auth.py decides who calls, scoped_memory.py what that token may see and
+do). Adds go through the group committer.
 """
 import os
-import secrets
 import tempfile
 from typing import Any, Dict, List, Optional
 
@@ -24,11 +25,12 @@ import memstore
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
 from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
+from memstore.server.auth import Access
 
 # HTTP status for each error family (the JSON body names the exact class).
-_STATUS = (("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404), ("DuplicateMemoryError", 409),
-           ("ReadOnlyError", 409), ("StoreLockedError", 423), ("LLMUnavailableError", 503),
-           ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
+_STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
+           ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("StoreLockedError", 423),
+           ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
            ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
 _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
 
@@ -100,17 +102,19 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                               "`<store>.server-token`).")
     app.state.memory = memory
     app.state.committer = committer
+    access = app.state.access = Access(memory, token)
+    inner = memory
+
+    def commit_add(messages: Any, **kwargs: Any) -> Dict[str, Any]:
+        if committer is not None:
+            return committer.add(messages, **kwargs)
+        return inner.add(messages, **kwargs)
+
+    memory = access.guard(_AddsThrough(inner, commit_add))     # every route sees what its token may see
+    add = memory.add
 
     async def require_token(request: Request) -> None:      # async: no thread hop per request
-        if token is None:
-            return
-        got = request.headers.get("authorization", "")
-        scheme, _, value = got.partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(), token.encode()):
-            raise AuthError("missing or wrong bearer token",
-                            hint="send `Authorization: Bearer <token>`: memstore.connect(url, token=...) or "
-                                 "$MEMSTORE_TOKEN; the token is in <store>.server-token on the server's machine "
-                                 "(Memory(store_path) reads it by itself)")
+        access.authenticate(request.headers.get("authorization", ""))
 
     auth = [Depends(require_token)]
 
@@ -132,15 +136,10 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
                 "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else []}
 
-    def add(messages: Any, **kwargs: Any) -> Dict[str, Any]:
-        if committer is not None:
-            return committer.add(messages, **kwargs)
-        return memory.add(messages, **kwargs)
-
     # -- mem0's REST paths -------------------------------------------------------------------------
     @app.post("/memories", summary="Create memories (mem0)", dependencies=auth, tags=["mem0"])
     def mem0_add(body: MemoryCreate) -> Response:
-        if not any([body.user_id, body.agent_id, body.run_id]):
+        if not any([body.user_id, body.agent_id, body.run_id, access.scoped()]):
             raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
         params = {k: v for k, v in body.model_dump().items() if v is not None and k != "messages"}
         return _json(add([m.model_dump() for m in body.messages], **params))
@@ -148,7 +147,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     @app.get("/memories", summary="Get memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
     def mem0_get_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
                      agent_id: Optional[str] = None, limit: int = 100) -> Response:
-        if not any([user_id, run_id, agent_id]):
+        if not any([user_id, run_id, agent_id, access.scoped()]):
             raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
         return _json(memory.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=limit))
 
@@ -192,7 +191,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     @app.delete("/memories", summary="Delete all memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
     def mem0_delete_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
                         agent_id: Optional[str] = None) -> Response:
-        if not any([user_id, run_id, agent_id]):
+        if not any([user_id, run_id, agent_id, access.scoped()]):
             raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
         out = memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
         return _json({"message": "All relevant memories deleted", "deleted": out.get("deleted")})
@@ -221,7 +220,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
             async for chunk in request.stream():
                 fh.write(chunk)
         try:
-            report = await run_in_threadpool(memory.ingest, path, user_id=user_id, agent_id=agent_id,
+            report = await run_in_threadpool(memory.ingest_upload, path, user_id=user_id, agent_id=agent_id,
                                              run_id=run_id, format=format)
         finally:
             os.unlink(path)
@@ -234,7 +233,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         except ImportError:
             pass
         else:
-            mount_mcp(app, _AddsThrough(memory, add), token=token)
+            mount_mcp(app, inner, token=token, authorize=access.mcp_authorize(_AddsThrough(inner, commit_add)))
     return app
 
 
@@ -269,7 +268,8 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         if not isinstance(body, dict):
             raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
         args, kwargs = list(body.get("args") or []), dict(body.get("kwargs") or {})
-        _check_analyst(spec, kwargs, analyst_api)
+        if not request.app.state.access.scoped():     # a scoped token's calls are scoped (or refused) anyway
+            _check_analyst(spec, kwargs, analyst_api)
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
         value = await run_in_threadpool(target, *args, **kwargs)

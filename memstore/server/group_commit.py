@@ -124,7 +124,7 @@ class GroupCommitter:
 
 
 _ADD_KWARGS = frozenset({"user_id", "agent_id", "run_id", "metadata", "infer", "prompt", "timestamp",
-                         "expiration_date", "actor_id"})
+                         "expiration_date", "actor_id", "memory_type"})
 
 
 def _is_conflict(exc: StoreWriteError) -> bool:

@@ -120,6 +120,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         remove_info(store, pid=os.getpid())
         if committer is not None:
             committer.close()
+        app.state.access.flush_use()        # the tokens' last use, before the file closes
         memory.close()
         if not quiet:
             print(f"memstore serve: stopped; {store} is closed", flush=True)

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyarrow as pa
 
 from memstore.core.ids import new_id
 from memstore.store.table_rows import Rows
+
+if TYPE_CHECKING:
+    from memstore.core.model import AddState
 
 POLICIES = ("full", "redacted", "off")
 
@@ -52,7 +55,7 @@ class HistoryEvent:
     role: str = "user"
 
 
-def state_event(state: Any, memory_id: str, event: str, old: str | None, new: str | None) -> HistoryEvent:
+def state_event(state: AddState, memory_id: str, event: str, old: str | None, new: str | None) -> HistoryEvent:
     """An event written by an add (or an ingest batch): identity, actor and time from its state."""
     sc = state.scope
     return HistoryEvent(memory_id, event, old, new, scope_key=sc.key, user_id=sc.user_id, agent_id=sc.agent_id,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pyarrow as pa
 
@@ -30,6 +30,9 @@ from memstore.core.model import ImportedEvent
 from memstore.store.history import HISTORY_SCHEMA, HistoryEvent, history_rows, state_event
 from memstore.store.table_rows import Rows
 from memstore.core.rules.validity import fact_expires_at, fact_valid_from
+
+if TYPE_CHECKING:
+    from memstore.core.model import AddState, Fact
 
 TS = pa.timestamp("us")
 S = pa.string()
@@ -133,7 +136,7 @@ def _links_of(added: Sequence[Any]) -> list[tuple[str, str, str]]:
     return links
 
 
-def extraction_run_row(state: Any, extraction_run_id: str) -> Rows:
+def extraction_run_row(state: AddState, extraction_run_id: str) -> Rows:
     """The one `extraction_runs` row of an add (or an ingest batch). No memory ids: a deleted
     memory must leave no row naming it outside history; an added fact is found again through
     memories.extraction_run_id + hash."""
@@ -161,7 +164,7 @@ def failed_run_params(scope: Scope, *, model: str | None, prompt_version: str | 
             "input_message_ids": message_ids, "error": str(error)[:2000], "latency_ms": None, "created_at": now}
 
 
-def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: int) -> Rows:
+def memory_rows(state: AddState, added: Sequence[Fact], extraction_run_id: str, dim: int) -> Rows:
     """`memories` rows of an add's new facts, with their truth columns (slot, late supersession)."""
     sc, now, n = state.scope, state.now, len(added)
     meta_json = json.dumps(state.metadata, ensure_ascii=False, default=str) if state.metadata else None
@@ -188,7 +191,7 @@ def memory_rows(state: Any, added: Sequence[Any], extraction_run_id: str, dim: i
         "embedding": [f.embedding for f in added]})
 
 
-def imported_events(state: Any, f: Any) -> list[HistoryEvent]:
+def imported_events(state: AddState, f: Fact) -> list[HistoryEvent]:
     """An imported memory's own history (with an ADD first when its source kept none)."""
     sc, rec = state.scope, f.imported
     given = list(rec.history)
@@ -199,7 +202,7 @@ def imported_events(state: Any, f: Any) -> list[HistoryEvent]:
                          role=e.role) for e in given]
 
 
-def add_tables(state: Any, history_policy: str, dim: int) -> dict[str, Rows]:
+def add_tables(state: AddState, history_policy: str, dim: int) -> dict[str, Rows]:
     """Every row one add writes, per table (ADD_TABLES). A late fact (stored already superseded by
     a newer stored fact) gets its `supersedes` link and SUPERSEDE event here."""
     sc, now = state.scope, state.now

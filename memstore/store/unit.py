@@ -47,6 +47,9 @@ WRITE_OPERATIONS: dict[str, str] = {
     "import_parquet": "a Parquet export loaded into a new store",
     "register_export": "a Parquet export's registry row (erasure must find it)",
     "optimize": "memories and postings rewritten in scope order",
+    "create_token": "a bearer token's row (its sha256, scope, rights, expiry)",
+    "revoke_token": "a bearer token's row removed",
+    "token_use": "when bearer tokens were last used (the server, at most once a minute)",
 }
 
 

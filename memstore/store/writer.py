@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterator, Protocol, Sequence
 
 import pyarrow as pa
 
@@ -43,6 +43,7 @@ from memstore.store.unit import write_unit
 from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
 if TYPE_CHECKING:
+    from memstore.core.model import AddState
     from memstore.store.database import Database
 
 CLOSE_SQL = {"supersede": "queries/supersede_memories", "narrow": "queries/narrow_validity"}
@@ -69,7 +70,7 @@ class Writer(Protocol):
         before they began; "narrow": closed ones that ended after `at` now end there); returns
         (id, memory) of what was closed. The unit's view drops them."""
 
-    def write(self, state: Any, tables: dict[str, Rows]) -> None:
+    def write(self, state: AddState, tables: dict[str, Rows]) -> None:
         """Store one add's rows; the unit's view follows it (its current memories)."""
 
     def append(self, tables: dict[str, Rows]) -> None:
@@ -141,7 +142,7 @@ class _UnitWriter:
     def append(self, tables: dict[str, Rows]) -> None:
         self._store(tables)
 
-    def write(self, state: Any, tables: dict[str, Rows]) -> None:
+    def write(self, state: AddState, tables: dict[str, Rows]) -> None:
         self._store(tables)
         current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
         e = self.entry(state.scope.key)
@@ -244,7 +245,7 @@ class BatchedWriter(_UnitWriter):
         return sum(p.num_rows if isinstance(p, Rows) else sum(t.num_rows for t in p) for p in self._pending.values())
 
     # -- the overlay of pending memories ------------------------------------------------------------
-    def write(self, state: Any, tables: dict[str, pa.Table]) -> None:
+    def write(self, state: AddState, tables: dict[str, pa.Table]) -> None:
         sc, now = state.scope.key, state.now
         for f in state.facts:
             if f.outcome == "added":
