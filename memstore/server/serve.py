@@ -79,6 +79,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     scheme = "https" if tls else "http"
     url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
     logging.getLogger("mcp").setLevel(logging.WARNING)     # its session manager's INFO lines are noise here
+    _one_blas_thread()
     memory = Memory(store, config=config, embedded=True)
     write_info(store, url, state="starting")      # clients wait for us instead of hitting the lock
     try:
@@ -136,6 +137,20 @@ class _Stopped(Exception):
 
 def _stop(signum: int, frame: Any) -> None:
     raise _Stopped(signum)
+
+
+def _one_blas_thread() -> None:
+    """NumPy's BLAS on one thread for the whole server process. Many request threads run spaCy and
+    searches at once; with a BLAS thread per core, spaCy's products switch the count to 1 and back
+    around each product (memstore/providers/thinc_ops.py), which under concurrency cost 5-10x the
+    CPU per add (bench/server.py --workers 0 --infer on, 2 cores, load ~27: owner 150-310 ms per add
+    and 2 adds/s with BLAS threads, 21-33 ms and 15 adds/s with one). The server's parallelism is
+    its requests and its worker processes, not the threads of one product."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of memstore
+        return
+    threadpool_limits(1, user_api="blas")
 
 
 def _warm(memory: Any) -> None:
