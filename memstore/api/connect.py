@@ -21,12 +21,17 @@ def is_url(target: Any) -> bool:
 
 
 def connect(url: str, token: str | None = None, *, timeout: float = 600.0) -> Any:
-    """The HTTP client of the server at `url` (token: `token`, else $MEMSTORE_TOKEN).
+    """The HTTP client of the server at `url` (token: `token`, else $MEMSTORE_TOKEN); a
+    `ClusterClient` when `url` is a cluster's balancer (it answers `GET /cluster`).
 
     >>> # m = connect("http://127.0.0.1:8765", token=open("data/team.duckdb.server-token").read().strip())
     """
+    from memstore.api.cluster_client import ClusterClient, cluster_layout
     from memstore.api.http_client import MemoryClient
 
+    layout = cluster_layout(url)
+    if layout is not None:
+        return ClusterClient(url, token=token, timeout=timeout, layout=layout)
     return MemoryClient(url, token=token, timeout=timeout)
 
 

@@ -89,11 +89,12 @@ class MemoryClient:
         return self._request("GET", "/health")
 
     def _request(self, method: str, route: str, body: Any = None, *, raw: bytes | None = None,
-                 params: dict[str, Any] | None = None) -> Any:
+                 params: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Any:
         try:
             resp = self._client().request(method, route, raw if raw is not None else (
                 dumps(body) if body is not None else None), params=params, headers={
-                "Content-Type": "application/octet-stream" if raw is not None else "application/json"})
+                "Content-Type": "application/octet-stream" if raw is not None else "application/json",
+                **(headers or {})})
         except TransportError as exc:
             self._rediscover()
             raise ServerUnavailableError(

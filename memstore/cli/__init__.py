@@ -13,7 +13,8 @@ from typing import Any
 
 from memstore.core.errors import MemstoreError
 
-COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens")
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens",
+                   "cluster")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:

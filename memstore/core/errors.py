@@ -211,3 +211,17 @@ class ArgumentError(MemstoreError, TypeError):
 class MissingFileError(MemstoreError, FileNotFoundError):
     """A file memstore was given or needs does not exist (the message names it; still a
     FileNotFoundError)."""
+
+
+# -- many shards behind one balancer (issue 28) -------------------------------------------------
+class WrongShardError(ServerError):
+    """A shard (`memstore serve --shard i/N`) was asked about a scope another shard owns; nothing
+    was stored. Fields: key (the placement key), shard (the right one), shards (N), this_shard.
+    Retryable: during a rebalance the balancer and the shards change layout one after the other."""
+
+    retryable = True
+
+
+class CrossShardError(MemstoreError):
+    """The call reads or changes every scope at once and a cluster cannot answer it from one shard
+    (analyst SQL, exports): the message points at the lake, or at the shards one by one."""

@@ -30,7 +30,8 @@ from memstore.server.auth import Access
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
            ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("StoreLockedError", 423),
-           ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
+           ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("WrongShardError", 421),
+           ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
            ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
 _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
 
@@ -93,9 +94,10 @@ def _json(value: Any, kind: str = "json") -> Response:
 
 
 def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, committer: Any = None,
-               mcp: bool = True) -> FastAPI:
+               mcp: bool = True, shard: str | None = None) -> FastAPI:
     """The FastAPI app serving `memory` (an embedded Memory). `token=None` turns auth off (tests of
-    the app itself only; `memstore serve` always sets one). `committer` (a GroupCommitter) takes adds."""
+    the app itself only; `memstore serve` always sets one). `committer` (a GroupCommitter) takes adds.
+    `shard` ("i/N", `memstore serve --shard`) is reported by /health."""
     app = FastAPI(title="memstore", version=memstore.__version__,
                   description="Long-term memory for AI agents: memstore's API and mem0's REST paths over one "
                               "DuckDB store. Send `Authorization: Bearer <token>` (the token is in "
@@ -134,7 +136,8 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     def health() -> Dict[str, Any]:
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
-                "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else []}
+                "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else [],
+                **({"shard": shard} if shard else {})}
 
     # -- mem0's REST paths -------------------------------------------------------------------------
     @app.post("/memories", summary="Create memories (mem0)", dependencies=auth, tags=["mem0"])

@@ -61,10 +61,11 @@ def check_serve(store: str, host: str, tls: bool) -> None:
 def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, analyst_api: bool = True,
           config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
           log_level: str = "warning", group_commit: bool = True, quiet: bool = False,
-          workers: int | None = None) -> int:
-    """Serve `store` until interrupted; returns the exit code. `workers` processes (default: one
-    per core; 0: none) run the model work of adds (memstore/pipeline/workers.py); this process
-    reads, commits and answers."""
+          shard: str | None = None, workers: int | None = None) -> int:
+    """Serve `store` until interrupted; returns the exit code. `shard="i/N"`: this server is shard i
+    of N and refuses scopes it does not own (memstore/cluster/shard_guard.py). `workers` processes
+    (default: one per core; 0: none) run the model work of adds (memstore/pipeline/workers.py);
+    this process reads, commits and answers."""
     import uvicorn
 
     from memstore.memory import Memory
@@ -72,6 +73,11 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     from memstore.server.group_commit import GroupCommitter
 
     store = os.path.abspath(store)
+    layout = None
+    if shard:
+        from memstore.core.placement import parse_shard
+
+        layout = parse_shard(shard)
     tls = bool(ssl_certfile and ssl_keyfile)
     check_serve(store, host, tls)
     token = load_or_create_token(store)
@@ -84,7 +90,17 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     write_info(store, url, state="starting")      # clients wait for us instead of hitting the lock
     try:
         committer = GroupCommitter(memory) if group_commit else None
-        app = create_app(memory, token=token, analyst_api=analyst_api, committer=committer)
+        if layout is None:
+            app = create_app(memory, token=token, analyst_api=analyst_api, committer=committer)
+        else:
+            from memstore.cluster.shard_guard import ShardGuard
+            from memstore.cluster.shard_routes import mount_shard_routes
+
+            guard = {"shard": layout[0], "shards": layout[1]}
+            app = create_app(ShardGuard(memory, **guard), token=token, analyst_api=analyst_api,
+                             committer=ShardGuard(committer, **guard) if committer is not None else None,
+                             shard=f"{layout[0]}/{layout[1]}")
+            mount_shard_routes(app, memory, token=token, **guard)
     except BaseException:
         remove_info(store, pid=os.getpid())
         memory.close()

@@ -45,6 +45,7 @@ WRITE_OPERATIONS: dict[str, str] = {
     "forget": "a scope erased everywhere (and its attempts, exports and receipt)",
     "doctor": "a repair of a broken invariant",
     "import_parquet": "a Parquet export loaded into a new store",
+    "merge_scope": "one scope's Parquet export merged into a shard that receives it (memstore cluster rebalance)",
     "register_export": "a Parquet export's registry row (erasure must find it)",
     "optimize": "memories and postings rewritten in scope order",
     "create_token": "a bearer token's row (its sha256, scope, rights, expiry)",
