@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["candidate_sentences", "normalise", "split_sentences", "strip_discourse", "states_something"]
+__all__ = ["candidate_sentences", "normalise", "split_sentences", "strip_discourse", "states_something", "with_subject"]
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
 # Emoji and pictographs, variation selectors, zero-width joiners.
@@ -25,15 +25,20 @@ _FIXES = {"i": "I", "im": "I'm", "ive": "I've", "Id": "I'd", "dont": "don't", "d
 _FIX = re.compile(r"\b(?:i|im|ive|Id|dont|doesnt|didnt|cant|wont|isnt|u|ur)\b|’")
 _IS = re.compile(r"\b(name|job|plan|birthday)'s\b", re.IGNORECASE)     # "my name's Jo" (not a possessive)
 # A sentence that drops its "I" ("feeling sick today", "just moved to Denver!")
-_PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still)\s+)?(?:(feeling|moving|working|living|heading|staying|"
-                       r"flying|starting|visiting|dating|training)|(moved|started|got|quit|joined|adopted|broke up|"
-                       r"graduated|married|switched|left))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
+_PRO_DROP = re.compile(r"^(?:(?:just|finally|currently|still|recently|also)\s+)?(?:(feeling|moving|working|living|heading|"
+                       r"staying|flying|starting|visiting|dating|training|planning|thinking of|trying)|(been)|"
+                       r"(moved|started|got|quit|joined|adopted|broke up|graduated|married|switched|left|settled|"
+                       r"sold|bought|traded|handed|gave|stopped|retired|finished|went|took|tried|met|made|found|lost|signed up|"
+                       r"love|loved|miss|wish))\b(?!\s+(?:it|that|this|you|them)\b|[,.!]|$)", re.IGNORECASE)
+_PRO_SUBJECT = ("I'm ", "I've ", "I ")
+_NO_LONGER = re.compile(r"^no longer\s+(?:(an?\s|vegan|vegetarian|pescatarian|single|married|engaged|together|in\s|at\s|"
+                        r"with\s|a\s|\w+ed\b|\w+ing\b)|\w)", re.IGNORECASE)
 # Any first-person word, however typed: a message without one is skipped at once.
 _ANY_FIRST = re.compile(r"\b(?:i|im|i'm|ive|i've|id|i'd|ill|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # Leading discourse markers and interjections ("Big news:", "Oh, by the way,", "honestly", "so yeah").
 _LEADING = re.compile(
     r"^(?:(?:big |great |good |sad |quick |some )?(?:news|update)\s*[:!,-]+|guess what[,!:]*|fun fact[:,]*|"
-    r"(?:oh|ah|um+|uh+|hmm+|well|so|ok(?:ay)?|yeah|yes|yep|no|nope|haha+|lol|lmao|omg|wow|ugh|anyway(?:s)?|"
+    r"(?:oh|ah|um+|uh+|hmm+|well|so|ok(?:ay)?|yeah|yes|yep|no(?!\s+longer\b)|nope|haha+|lol|lmao|omg|wow|ugh|anyway(?:s)?|"
     r"btw|fyi|by the way|honestly|actually|basically|also|plus|and|but|hey|hi|hello|oh and|ps|p\.s\.|"
     r"long story short|to be honest|tbh|as i said|like i said|just so you know|for context|side note|"
     r"update)\b[\s,:!.-]*)+", re.IGNORECASE)
@@ -100,6 +105,21 @@ def states_something(sentence: str) -> bool:
     return _FIRST_PERSON.search(s) is not None
 
 
+def with_subject(sentence: str) -> str:
+    """A sentence that drops its "I" gets it back.
+
+    >>> with_subject("feeling sick today"), with_subject("Sold the Civic"), with_subject("Been to Rome once")
+    ("I'm feeling sick today", 'I sold the Civic', "I've been to Rome once")
+    """
+    m = _NO_LONGER.match(sentence)
+    if m:                                   # "no longer vegan" / "no longer eat meat"
+        return ("I'm " if m.group(1) else "I ") + sentence[0].lower() + sentence[1:]
+    m = _PRO_DROP.match(sentence)
+    if not m:
+        return sentence
+    return _PRO_SUBJECT[m.lastindex - 1] + sentence[0].lower() + sentence[1:]
+
+
 def candidate_sentences(text: str) -> list[str]:
     """The sentences of a message worth parsing, cleaned (the rest is skipped without spaCy)."""
     if not _ANY_FIRST.search(text) and not _PRO_DROP.match(text.strip()):
@@ -114,9 +134,7 @@ def _candidates(text: str) -> tuple[str, ...]:
         if sent.endswith("?"):
             continue
         s = strip_discourse(sent)
-        m = _PRO_DROP.match(s)
-        if m:                                   # "feeling sick today" -> "I'm feeling sick today"
-            s = ("I'm " if m.group(1) else "I ") + s[0].lower() + s[1:]
+        s = with_subject(s)
         if states_something(s):
             out.append(s)
     return tuple(out)

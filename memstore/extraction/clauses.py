@@ -23,7 +23,7 @@ from typing import Any
 
 from memstore.extraction.time_phrases import SHORT_SCOPE
 
-__all__ = ["SAME_PAST", "Clause", "Relation", "Tok", "find_clauses", "text"]
+__all__ = ["ERRORISH", "SAME_PAST", "Clause", "Relation", "Tok", "find_clauses", "text"]
 
 PARTNERS = {"boyfriend", "girlfriend", "partner", "wife", "husband", "fiance", "fiancé", "fiancee", "fiancée",
             "spouse"}
@@ -54,7 +54,7 @@ _PASSING = {"sick": 7, "ill": 7, "cold": 7, "flu": 7, "fever": 3, "headache": 1,
 # Verbs whose past is their present form; "quit" in chat is nearly always past.
 SAME_PAST = {"quit", "put", "set", "cut", "hit", "let", "read", "shut", "hurt", "split", "spread", "cast"}
 _PAST_WHEN = re.compile(r"\b(?:yesterday|last \w+|ago|in (?:19|20)\d\d|earlier|already)\b", re.IGNORECASE)
-_ERRORISH = re.compile(r"\b(?:error|exception|segfault|traceback|stack ?trace|bug|crash(?:es|ed)?|warning|"
+ERRORISH = _ERRORISH = re.compile(r"\b(?:error|exception|segfault|traceback|stack ?trace|bug|crash(?:es|ed)?|warning|"
                        r"compile[sd]?|script|regex|query|function|snippet|code)\b", re.IGNORECASE)
 
 

@@ -1,14 +1,19 @@
 """Offline heuristic extractor — a spaCy-based FALLBACK, not an LLM.
 
-It turns the user's first-person statements ("I'm vegetarian and I live in Boston") into short
-third-person facts ("Alice is vegetarian", "Alice lives in Boston") attributed to the speaker.
-Messages go through a cheap test first (chat_text: questions, requests, small talk and sentences
-without a first-person word are skipped without spaCy); the rest are parsed (the pipeline's
-dependency parser, run only on those sentences) and cut into the clauses that state something
-(clauses.py: coordination, reported speech, relation mentions, hedges). Each fact carries its
-`kind` (state, event, transient), the day an event happened when a time phrase says so
-("last week"), and a transient state's expiry ("this week"). Without a parser in the pipeline
-(a blank spaCy) it falls back to cutting sentences at "and/but/so".
+It turns what a person states ("I'm vegetarian and I live in Boston", "Bob is training for the
+Berlin marathon", an agent's note "Prefers window seats") into short third-person facts ("Alice is
+vegetarian", "Alice lives in Boston", "Alice prefers window seats") attributed to the speaker.
+Messages go through a cheap test first (said.py: questions, requests, greetings, thanks and bare
+reactions are skipped without spaCy); the rest are parsed (the pipeline's dependency parser, run
+only on those sentences) and cut into the clauses that state something (clauses.py: coordination,
+reported speech, relation mentions, hedges). Nothing substantive is lost: where the rules make no
+clean fact of a sentence (or keep less than half of its content words), the sentence itself is
+kept, in the third person, as one `said` memory per message ("Melanie: The kids loved the beach");
+a shared image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
+code-talk clauses stay dropped. Each fact carries its `kind` (state, event, transient, said), the
+day an event happened when a time phrase says so ("last week"), and a transient state's expiry
+("this week"). Without a parser in the pipeline (a blank spaCy) it falls back to cutting sentences
+at "and/but/so".
 
 >>> from memstore.providers.nlp import SpacyNLP
 >>> from memstore.core.model import Message
@@ -18,6 +23,9 @@ dependency parser, run only on those sentences) and cut into the clauses that st
 >>> [(f.text, f.kind) for f in ex.extract([Message("user", "My boyfriend Tom loves spicy food.")], [],
 ...                                        speaker="Alice").facts]
 [("Alice's boyfriend is Tom", 'state'), ('Tom loves spicy food', 'state')]
+>>> [(f.text, f.kind) for f in ex.extract([Message("user", "Thanks! The kids loved the beach.")], [],
+...                                        speaker="Melanie").facts]
+[('Melanie: The kids loved the beach', 'said')]
 """
 from __future__ import annotations
 
@@ -27,12 +35,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
-from memstore.extraction.chat_text import candidate_sentences
-from memstore.extraction.clauses import SAME_PAST, Clause, Relation, Tok, find_clauses
 from memstore.core.rules.slots import detect_slot
+from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.extraction.said import CAPTION, coverage, statement_sentences
 from memstore.extraction.time_phrases import expires, when_stated
 
-PROMPT_VERSION = "heuristic-2"
+PROMPT_VERSION = "heuristic-3"
+# Below this share of a sentence's content words kept by its facts, the sentence is kept too.
+KEEP_BELOW = 0.5
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
 _SUBJECT_I = re.compile(r"\b(I|[Ww]e)\b")
 _SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|We|We're|We've)\b[^,;]*$")
@@ -68,6 +78,14 @@ class HeuristicExtractor:
         start = time.perf_counter()
         facts: list[Fact] = []
         seen: set[str] = set()
+
+        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str) -> None:
+            if text and text.lower() not in seen:
+                seen.add(text.lower())
+                facts.append(Fact(text=text, attributed_to=who, role="user",
+                                  source_message_ids=[msg.id] if msg.id else [],
+                                  valid_from=when, kind=kind, expires_at=until))
+
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
                 for s in self._clauses(msg.content)]
         docs = [self.nlp(s) for _, s in todo]
@@ -75,26 +93,63 @@ class HeuristicExtractor:
         if self._parser is not None and unparsed:       # ingest's doc cache parsed them in bulk already
             for i, d in zip(unparsed, self._parser.pipe([docs[i] for i in unparsed], batch_size=64)):
                 docs[i] = d
-        for (msg, _), doc in zip(todo, docs):
+        kept: dict[int, list[str]] = {}             # message -> its sentences the rules dropped
+        for (msg, sentence), doc in zip(todo, docs):
             who = msg.name or speaker
-            for text, kind, when, until in self._facts(doc, who, msg):
-                if text and text.lower() not in seen:
-                    seen.add(text.lower())
-                    facts.append(Fact(text=text, attributed_to=who, role="user",
-                                      source_message_ids=[msg.id] if msg.id else [],
-                                      valid_from=when, kind=kind, expires_at=until))
+            found, rejected = self._facts(doc, who, msg)
+            found = [f for f in found if not _vague(f[0], who)]
+            for text, kind, when, until in found:
+                add(text, kind, when, until, msg, who)
+            if (not rejected or _opinion(doc)) and coverage(sentence, [t for t, *_ in found]) < KEEP_BELOW:
+                said = self._said(doc, who)             # the rules dropped most of it: keep the sentence
+                if said:
+                    kept.setdefault(id(msg), []).append(said)
+        for msg in messages:
+            if id(msg) in kept:                         # one memory of what the rules left, in order
+                text = ". ".join(kept[id(msg)])
+                who = msg.name or speaker
+                if not text.startswith(who):
+                    text = f"{who}: {text}"             # whose words these are, as the facts name them
+                when = when_stated(text, msg.created_at)
+                ok = when is not None and msg.created_at is not None and when <= msg.created_at
+                add(text, "said", when if ok else msg.created_at, None, msg, who)
+        for msg in messages:                            # a shared image's caption, said by the sharer
+            if msg.role == "user" and msg.content and "[" in msg.content:
+                for cap in CAPTION.findall(msg.content):
+                    what = re.sub(r"^(?:a |an )?(?:photo|photograph|photography|picture|image|pic) of\s+", "",
+                                  cap.strip(" ."), flags=re.IGNORECASE)
+                    add(f"{msg.name or speaker} shared a photo of {what}", "said", msg.created_at, None, msg,
+                        msg.name or speaker)
         return Extraction(status="ok" if facts else "empty", facts=facts, extractor="heuristic",
                           model="heuristic", prompt_version=PROMPT_VERSION,
                           latency_ms=(time.perf_counter() - start) * 1000)
 
+    def _said(self, doc: Any, who: str) -> str | None:
+        """The sentence itself in the third person ("I love that purple color" -> "Alice loves
+        that purple color"), without the person spoken to ("Maria, ..."); None for an order
+        ("Take a look at this")."""
+        toks = [t for t in doc if not t.is_space]
+        while toks and toks[-1].is_punct:
+            toks.pop()
+        if len(toks) > 2 and toks[0].tag_ == "NNP" and toks[1].text == ",":
+            toks = toks[2:]
+        if len(toks) > 2 and toks[-1].tag_ == "NNP" and toks[-2].text == ",":
+            toks = toks[:-2]
+        if not toks or (toks[0].tag_ == "VB" and toks[0].dep_ == "ROOT"
+                        and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in toks[0].children)):
+            return None
+        text = self._rewrite(toks, who, about_other=True)
+        return None if text is None or _is_self_naming(text, who) else text
+
     @staticmethod
     def _clauses(text: str) -> list[str]:
-        """The sentences of a message that may state a fact (what gets parsed; ingest primes its
+        """The sentences of a message that state something (what gets parsed; ingest primes its
         doc cache with them)."""
-        return candidate_sentences(text)
+        return list(statement_sentences(text))
 
-    def _facts(self, doc: Any, who: str, msg: Message) -> list[tuple[str, str, Any, Any]]:
-        """(text, kind, valid_from, expires_at) of each fact the sentence states."""
+    def _facts(self, doc: Any, who: str, msg: Message) -> tuple[list[tuple[str, str, Any, Any]], bool]:
+        """(text, kind, valid_from, expires_at) of each fact the sentence states, and whether the
+        rules dropped a clause on purpose (hedged, conditional, about code)."""
         at = msg.created_at
         if self._parser is None:        # no parser: cut at "and/but/so" before a first-person clause
             out = []
@@ -103,14 +158,14 @@ class HeuristicExtractor:
                 if len(piece.split()) >= 2:
                     text = self._rewrite(list(self.nlp(piece)), who)
                     out.append((text, "state", at, None))
-            return out
+            return [o for o in out if o[0]], False
         clauses, relations, rejected = find_clauses(doc)
         out = [(_relation_fact(r, who), "state", at, None) for r in relations if r.partner]
         if not clauses and not rejected and _SPEAKER_FIRST.match(doc.text):
             # the parse found no subject (a mis-parse: "I don't eat gluten" with "gluten" as the verb),
             # yet the sentence opens with the speaker and nothing hedged it: take it whole
             text = self._rewrite(list(doc), who)
-            return out + ([(text, "state", at, None)] if text else [])
+            return out + ([(text, "state", at, None)] if text else []), False
         for c in clauses:
             # the parse already checked whose clause it is
             text = self._rewrite(c.toks, who, about_other=True, past=c.kind == "event")
@@ -123,7 +178,7 @@ class HeuristicExtractor:
         said = " ".join(t for t, *_ in out).lower()
         out += [(_relation_fact(r, who), "state", at, None) for r in relations
                 if not r.partner and f"{who}'s {r.noun} {r.name}".lower() not in said]
-        return out
+        return out, rejected
 
     def _rewrite(self, toks: Sequence[Any], who: str, about_other: bool = False, past: bool = False) -> str | None:
         """The clause in the third person ("I also work" -> "Alice also works"); None when it is
@@ -207,6 +262,42 @@ def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
         if when is not None and at is not None and when <= at:
             return when, None
     return at, None
+
+
+_SPECULATION = frozenset({"might", "may", "could", "would", "should", "'d", "maybe", "perhaps", "possibly",
+                          "probably", "hopefully", "if", "unless", "whether", "wonder", "sure", "bet", "doubt",
+                          "imagine", "suppose", "assume", "wish", "dream", "reckon"})
+
+
+def _opinion(doc: Any) -> bool:
+    """A sentence the rules set aside that still says something as it stands: an opinion or a need
+    ("I think it's important to stand up for veterans", "We need to spread the word") rather than
+    speculation about oneself ("I might move", "I think I'll quit", "if I move ...") or code talk."""
+    if any(t.lower_ in _SPECULATION for t in doc) or ERRORISH.search(doc.text):
+        return False
+    # "I think I'm going to quit": the hedged complement is the speaker's own plan
+    return not any(t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("i", "we") and t.head.dep_ in ("ccomp", "xcomp")
+                   for t in doc)
+
+
+_VAGUE_END = frozenset({"it", "that", "this", "those", "these", "something", "anything", "them", "stuff", "things",
+                        "one", "so"})
+
+
+_NEEDS_OBJECT = frozenset({"find", "finds", "found", "love", "loves", "like", "likes", "know", "knows", "think",
+                           "thinks", "feel", "feels", "appreciate", "appreciates", "want", "wants", "need", "needs",
+                           "make", "makes", "made", "get", "gets", "got", "say", "says", "said", "saw", "see", "sees",
+                           "hope", "hopes", "mean", "means", "wanted", "loved", "thought", "felt"})
+
+
+def _vague(text: str, who: str) -> bool:
+    """A clause cut down to a name, a verb and a pronoun ("Melanie made something", "Caroline is
+    obsessed with those"): no clean fact, so the sentence is kept instead (slot facts always stay)."""
+    words = text.rstrip(" .!").split()
+    last = words[-1].lower() if words else ""
+    if last not in _VAGUE_END and not (len(words) <= 2 and last in _NEEDS_OBJECT):
+        return False        # "Alice ran" is a fact; "Caroline finds" lost its object
+    return detect_slot(text, speaker=who) is None
 
 
 def _has_state_slot(text: str, who: str) -> bool:

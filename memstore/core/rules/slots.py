@@ -2,7 +2,8 @@
 the same subject + slot can supersede an older one (offline; regular expressions, no model).
 
 A slot is a single-valued attribute: where someone lives, where they work, their relationship,
-diet, name, occupation, a favourite, or one plan ("plan:move to denver"). `value` is None when the
+diet, name, occupation, a favourite, one plan ("plan:move to denver") or one thing they own
+("owns:civic": "sold the Civic" ends it). `value` is None when the
 fact ends the attribute ("Alice quit her job", "Alice broke up with Bob").
 
 >>> detect_slot("Alice moved to Seattle last week")
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 __all__ = ["SLOTS", "SlotMatch", "detect_slot", "fulfilled_plans", "is_negated", "plan_key", "question_slot", "slot_reranker"]
 
 # Slots this module knows (plans and favourites carry a suffix: "plan:<action>", "favorite:<thing>").
-SLOTS = ("lives_in", "works_at", "occupation", "relationship", "diet", "name", "favorite", "plan")
+SLOTS = ("lives_in", "works_at", "occupation", "relationship", "diet", "name", "favorite", "plan", "owns")
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ _JOBS = (r"engineer|developer|programmer|teacher|nurse|doctor|physician|surgeon|
          r"consultant|analyst|pharmacist|dentist|therapist|electrician|plumber|mechanic|pilot|firefighter|"
          r"police officer|officer|salesperson|cashier|barista|waiter|waitress|photographer|musician|"
          r"entrepreneur|founder|ceo|cto|intern|veterinarian|vet|librarian|paramedic|economist|editor")
+
+# A thing owned: up to three words ending at a vehicle, a home or another big possession.
+_THING = (r"(?:(?!for\b|to\b|on\b|at\b|with\b|in\b|of\b|from\b|near\b)[\w-]+\s+){0,3}?(?:car|truck|van|bike|e-bike|motorbike|motorcycle|scooter|boat|house|home|flat|"
+          r"apartment|condo|cabin|piano|[A-Z][\w-]+)")
 
 # (slot, pattern, value): value "v" = the captured value, None = the attribute ends, any other
 # string = that constant. Negations come before the positive forms they contain.
@@ -97,6 +102,12 @@ _RULES: list[tuple[str, str, str | None]] = [
      None),
     ("works_at", rf"{_S}{_ADV}\s+(?:quit|left|resigned from|retired from|was laid off from|got laid off from|"
                  rf"was fired from|got fired from)\s+(?P<v>[A-Z].*)", None),
+    # "left acme last month, starting at Globex on monday": where they went is what holds now
+    ("works_at", rf"{_S}{_ADV}\s+(?:quit|left)\s+[^,]+,\s+(?:and\s+)?(?:now\s+)?(?:starting|started|working|joining|"
+                 rf"joined)\s+(?:at|with|for)?\s*(?P<v>[A-Z].*)", "v"),
+    ("works_at", rf"{_S}{_ADV}\s+(?:handed in|gave|put in|turned in)\s+{_HER}notice\s+(?:at|to)\s+{_V}", None),
+    ("works_at", rf"{_S}:\s+(?:[Ww]ork|[Tt]he job|{_NAME}['’]s job)\s+at\s+(?P<v>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*)"
+                 rf"\s+(?:is|has been|was)\b.*", "v"),          # said: "Alice: Work at Initech is killing Alice"
     ("works_at", rf"{_S}{_ADV}\s+(?:is|became|has been)\s+(?:now\s+)?(?P<v>unemployed|retired|out of work|between jobs)",
      "v"),
     ("works_at", rf"{_S}{_ADV}\s+(?:no longer|doesn['’]t|does not)\s+works?\s+(?:at|for)\s+{_V}", None),
@@ -150,6 +161,8 @@ _RULES: list[tuple[str, str, str | None]] = [
              rf"eats|resumed eating|started eating)\s+(?P<v>{_FOODS})", "eats {v}"),
     ("diet", rf"{_S}{_ADV}\s+(?:is|are|became|has become|went|has gone|turned|is now|has been|have been)\s+(?:an?\s+)?"
              rf"(?:strict\s+|full\s+|fully\s+)?(?P<v>{_DIETS})", "v"),
+    ("diet", rf"{_S}{_ADV}\s+(?:switched|has switched|changed|moved)\s+(?:over\s+)?to\s+(?:an?\s+)?(?:strict\s+)?"
+             rf"(?P<v>{_DIETS})(?:\s+diet)?", "v"),
     ("diet", rf"{_S}{_ADV}\s+(?:is on|is following|follows|started|went on|is doing)\s+(?:an?|the)\s+(?P<v>[\w-]+)\s+diet",
      "v"),
     # -- name
@@ -158,6 +171,11 @@ _RULES: list[tuple[str, str, str | None]] = [
      "v"),
     ("name", rf"{_S}{_ADV}\s+(?:goes by|is called|is now called|wants to be called|prefers to be called|"
              rf"is known as|now goes by)\s+{_V}", "v"),
+    # -- things someone owns: one slot per thing ("owns:civic"); selling it ends the slot
+    ("owns", rf"{_S}{_ADV}\s+(?:sold|has sold|got rid of|gave away|traded in|traded|scrapped|totaled|totalled|"
+             rf"returned)\s+{_HER}(?P<k>{_THING})(?:\s+(?:for|to|on|at|with)\b.*)?", None),
+    ("owns", rf"{_S}{_ADV}\s+(?:owns|drives|bought|has bought|purchased|got|leased|is driving)\s+(?:an?\s+|the\s+|(?:her|his|their|my|\w+['’]s)\s+)"
+             rf"(?:new\s+|used\s+|second-hand\s+)?(?P<k>{_THING})(?:\s+(?:for|from|on|at|with|in|near)\b.*)?", "yes"),
     # -- favourites: one slot per thing ("favorite:color")
     ("favorite", rf"{_P}\s+(?:new\s+)?fav(?:ou?rite)?\s+(?P<k>[\w -]+?)\s+is\s+(?:now\s+)?{_V}", "v"),
 ]
@@ -278,6 +296,7 @@ def detect_slot(text: str, speaker: str | None = None) -> SlotMatch | None:
     t = " ".join(text.strip().rstrip(".!;").split())
     if not t or t.endswith("?"):
         return None
+    t = _NOW.sub("", t)                 # "These days Alice's favorite band is ..." states the slot now
     if speaker:     # "Maria and Bob got married" / "Bob's wife and Bob are vegan": Bob's slot
         t = re.sub(rf"^([\w'’ -]{{1,40}}?) and {re.escape(speaker)}\b", rf"{speaker} and \1", t)
     for slot, rx, value in _COMPILED:
@@ -293,6 +312,8 @@ def detect_slot(text: str, speaker: str | None = None) -> SlotMatch | None:
             return SlotMatch(_subject(groups["s"], speaker), f"plan:{key}", value)
         if slot == "favorite":
             slot = "favorite:" + " ".join(_WORD.findall(groups["k"].lower()))
+        if slot == "owns":        # "a 2015 Honda Civic" and "the Civic" are one thing
+            slot = "owns:" + _WORD.findall(groups["k"].lower())[-1]
         if value is None:
             val = None
         elif value == "v":
@@ -304,6 +325,8 @@ def detect_slot(text: str, speaker: str | None = None) -> SlotMatch | None:
     return None
 
 
+_NOW = re.compile(r"^(?:these days|nowadays|lately|now|currently|at the moment|as of now|right now),?\s+(?=[A-Z])",
+                  re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|longer)\b|n['’]t\b", re.IGNORECASE)
 
 
