@@ -3,6 +3,9 @@
     python bench/search_latency.py                 # 100k and 1M
     python bench/search_latency.py --sizes 100000  # one size
     python bench/search_latency.py --locomo --sizes     # LoCoMo-size scopes only (target 2)
+    python bench/search_latency.py --sizes 1000000 10000000 --scope-size 1000 --hnsw-max 0
+        # 1M in append order (the store re-clusters itself in slices at open), 10M written by scope;
+        # prints each figure's growth with the size and the measured process's peak RSS
 
 --locomo: the five LoCoMo dev conversations' observation facts stored as memories (infer=False, bundled
 ONNX embedder; ~270 memories a scope, ~1.3k in the file), then every question searched with every
@@ -29,8 +32,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from synthetic_store import build_store  # noqa: E402
 
 from memstore import Memory  # noqa: E402
 from memstore.retrieval.search import candidate_table  # noqa: E402
@@ -76,7 +77,8 @@ def measure(m: Memory, rng: np.random.Generator, users: int, queries: int, label
     print(f"[{label}] search snapshots (hot scopes, no statement): {snaps.get('hits', 0)} searches, "
           f"{snaps.get('builds', 0)} built (the other searches read the store)")
     print(f"[{label}] load average: {os.getloadavg()}", flush=True)
-    return {"store_p50": pct(store_t, .5), "search_p50": pct(total_t, .5)}
+    return {"store_p50": pct(store_t, .5), "store_p95": pct(store_t, .95), "search_p50": pct(total_t, .5),
+            "cpu_p50": pct(cpu_t, .5)}
 
 
 LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
@@ -126,12 +128,50 @@ def run_locomo(tmp: str, data: Path = LOCOMO, rounds: int = 2) -> None:
     m.close()
 
 
-def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> None:
+def _build(path: str, size: int, users: int, by_scope: bool) -> float:
+    """Build the store in a child process (its memory is the builder's, not the measured
+    process's); returns the builder's peak RSS in MiB."""
+    import subprocess
+
+    call = "build_store_sql({path!r}, {size}, {users}, " if by_scope else "build_store({path!r}, {size}, {users}, "
+    code = ("import sys, resource; sys.path[:0] = {paths!r}; from synthetic_store import build_store, build_store_sql; "
+            + call + "log=lambda s: print(s, file=sys.stderr, flush=True)).close(); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    here = Path(__file__).resolve().parent
+    out = subprocess.run([sys.executable, "-c", code.format(paths=[str(here), str(here.parent)], path=path, size=size,
+                                                              users=users, by_scope=by_scope)],
+                         check=True, stdout=subprocess.PIPE, text=True)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def rss_mib() -> tuple[float, float]:
+    """(current, peak) RSS of this process in MiB."""
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_scope: bool = False,
+        prebuilt: str | None = None) -> dict:
     path = str(Path(tmp) / f"s{size}.duckdb")
-    print(f"\n## {size:,} memories over {users:,} users", flush=True)
+    order = "written sorted by scope (lean SQL builder)" if by_scope else "append order"
+    print(f"\n## {size:,} memories over {users:,} users ({size // users:,} a user), {order}", flush=True)
     t0 = time.perf_counter()
-    build_store(path, size, users, log=lambda s: print(s, file=sys.stderr, flush=True)).close()
-    print(f"built in {time.perf_counter() - t0:.0f} s", flush=True)
+    saved = Path(prebuilt) / f"s{size}-u{users}-{'scope' if by_scope else 'append'}.duckdb" if prebuilt else None
+    if saved is not None and saved.exists():
+        import shutil
+
+        shutil.copyfile(saved, path)
+        build_rss = 0.0
+        print(f"copied the store built before: {saved}")
+    else:
+        build_rss = _build(path, size, users, by_scope)
+        if saved is not None:
+            import shutil
+
+            shutil.copyfile(path, saved)
+    print(f"built in {time.perf_counter() - t0:.0f} s (builder process peak RSS {build_rss:.0f} MiB); "
+          f"file {os.path.getsize(path) / 2**30:.2f} GiB", flush=True)
     import warnings
 
     def open_store(auto: bool) -> Memory:
@@ -140,29 +180,48 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> Non
             return Memory(path, config={"embedder": {"provider": "hashing"}, **EXTRA_CONFIG,
                                         "search": {} if auto else {"auto_cluster_min_rows": 0}})
 
+    fig: dict = {"size": size, "users": users}
     rng = np.random.default_rng(1)
     print(f"load average before: {os.getloadavg()}")
     m = open_store(auto=False)
-    measure(m, rng, users, queries, "append order, automatic re-cluster off")
+    print(f"config: memory_limit {m.config.memory_limit}, scope cache budget {m.config.scope_cache_mb} MiB "
+          f"({m.config.scope_cache_rows:,} rows at most), re-cluster slices of {m.config.search.auto_cluster_slice_rows:,} "
+          f"memories when the tail passes {m.config.search.auto_cluster_share:.0%}")
+    a = measure(m, rng, users, queries, f"{order}, re-cluster off")
+    fig.update(first_p50=a["store_p50"], first_p95=a["store_p95"])
     m.close()
-    # default config: the first search starts the background re-cluster; searches go on meanwhile
+    # default config: opening the store (and every commit) checks the layout; a store in append
+    # order re-clusters itself in slices in the background; searches go on meanwhile
     from memstore.store.optimize import auto_state
 
-    m = open_store(auto=True)
     t = time.perf_counter()
-    m.search("w1 w2", user_id="user0")
+    m = open_store(auto=True)
     state = auto_state(m._rt.db)
-    during = []
+    during, during_store = [], []
     while state.running():
+        timings: dict[str, float] = {}
+        candidate_table(m._rt, _query(rng), filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20,
+                        timings=timings)
+        during_store.append(timings["sql"] + timings.get("fusion", 0.0))
         c = time.perf_counter()
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
         during.append(time.perf_counter() - c)
+        if len(during) % 200 == 0:    # an add now and then: writers wait for one slice at most
+            m.add(f"w{rng.integers(0, 2000)} w{rng.integers(0, 2000)} entity3", user_id=f"user{rng.integers(0, users)}",
+                  infer=False)
     state.wait()
-    print(f"automatic re-cluster (started by the first search, no optimize() call): done after "
-          f"{time.perf_counter() - t:.1f} s ({state.runs[-1] if state.runs else state.error}); "
-          f"{len(during)} searches ran meanwhile, p50 {pct(during, .5) * 1000 if during else 0:.1f} ms")
-    measure(m, rng, users, queries, "after the automatic re-cluster")
     ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
+    run_out = state.runs[-1] if state.runs else state.error
+    print(f"re-cluster (started by the store at open, no optimize() call): {time.perf_counter() - t:.1f} s "
+          f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
+          f"whole search() {ms(during) if during else '-'}", flush=True)
+    if during:
+        fig.update(during_p50=pct(during_store, .5), during_p95=pct(during_store, .95))
+    b = measure(m, rng, users, queries, "after the re-cluster" if state.runs else "no re-cluster due")
+    fig.update(store_p50=b["store_p50"], store_p95=b["store_p95"], search_p50=b["search_p50"])
+    cache = m._rt.db.scope_cache
+    print(f"scope cache: {cache.nbytes / 2**20:.0f} MiB held of a {cache.max_bytes / 2**20:.0f} MiB budget "
+          f"({sum(e.size for e in cache.entries.values()):,} memories, {len(cache.entries)} scopes)")
     if hnsw:
         exact_t, ann_t, recalls = [], [], []
         m.search_all("warm up", top_k=10)
@@ -179,7 +238,31 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True) -> Non
             recalls.append(len(a & e) / max(1, len(e)))
         print(f"search_all HNSW: {ms(ann_t)}; exact scan: {ms(exact_t)}; recall@10 {statistics.mean(recalls):.3f}")
     m.close()
-    print(f"peak RSS so far: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB", flush=True)
+    cur, peak = rss_mib()
+    fig.update(peak_rss=peak, build_rss=build_rss)
+    print(f"memstore process: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
+    return fig
+
+
+def growth(figs: list[dict]) -> None:
+    """Each figure per store size, and its growth from the smallest size."""
+    if not figs:
+        return
+    names = [("first_p50", "store side p50, before any re-cluster", 1000), ("first_p95", "  p95", 1000),
+             ("during_p50", "store side p50 during the re-cluster", 1000), ("during_p95", "  p95", 1000),
+             ("store_p50", "store side p50, maintained", 1000), ("store_p95", "  p95", 1000),
+             ("search_p50", "whole search() p50, maintained", 1000), ("peak_rss", "memstore peak RSS (MiB)", 1),
+             ("build_rss", "builder peak RSS (MiB)", 1)]
+    print("\n## growth with the store size (ms unless said; x = ratio to the first size)")
+    print(f"{'figure':<40}" + "".join(f"{f['size']:>12,} mem" for f in figs))
+    for key, label, scale in names:
+        vals = [f.get(key) for f in figs]
+        if all(v is None for v in vals):
+            continue
+        base = next((v for v in vals if v), None)
+        cells = "".join(f"{'-':>16}" if v is None else f"{v * scale:>9.1f} {v / base if base else 0:>4.1f}x"
+                        .rjust(16) for v in vals)
+        print(f"{label:<40}{cells}")
 
 
 def main() -> None:
@@ -192,6 +275,13 @@ def main() -> None:
                     help="measure search_all (HNSW build takes minutes per 100k) only up to this size")
     ap.add_argument("--workdir", default=None,
                     help="where the temporary stores go (default: the system temp dir; 1M needs ~3 GB)")
+    ap.add_argument("--by-scope-from", type=int, default=5_000_000, metavar="N",
+                    help="stores of at least N memories are written sorted by scope (the lean builder: "
+                         "a bulk import in scope order, no re-cluster); smaller ones in append order")
+    ap.add_argument("--scope-size", type=int, default=0, metavar="K",
+                    help="memories a user: users = size / K for every size (0: --users for every size)")
+    ap.add_argument("--prebuilt", default=None, metavar="DIR",
+                    help="keep each built store in DIR and reuse it on the next run (a copy is measured)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
     args = ap.parse_args()
@@ -202,8 +292,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
         if args.locomo:
             run_locomo(tmp)
+        figs = []
         for size in args.sizes:
-            run(size, args.users, args.queries, tmp, hnsw=size <= args.hnsw_max)
+            users = max(1, size // args.scope_size) if args.scope_size else args.users
+            figs.append(run(size, users, args.queries, tmp, hnsw=size <= args.hnsw_max,
+                            by_scope=size >= args.by_scope_from, prebuilt=args.prebuilt))
+            for f in Path(tmp).glob(f"s{size}.duckdb*"):      # the next size needs the disk
+                f.unlink()
+        growth(figs)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,27 @@
-"""Throughput and latency of `memstore serve` with 1, 2, 4, 8 client processes, next to the same
-work in-process.
+"""Throughput, latency and CPU per operation of `memstore serve` with 1, 2, 4, 8, 16 client
+processes, next to the same work in-process; and the speed-up Amdahl's law predicts from the
+measured serial part (the owner process).
 
-    python bench/server.py                       # hashing embedder: measures the store, not the model
-    python bench/server.py --embedder local      # the bundled ONNX embedder
-    python bench/server.py --clients 1,8 --seconds 5
+    python bench/server.py                          # hashing embedder: measures the store, not the model
+    python bench/server.py --embedder local         # the bundled ONNX embedder
+    python bench/server.py --workers 0              # the model work in the server process (no workers)
+    python bench/server.py --clients 1,8 --seconds 5 --ops add
+    python bench/server.py --code /work/wt/old      # the same bench against another checkout (old code)
+    python bench/server.py --during sql             # search p95 while one client runs long analyst sql()
 
-Each client process runs add(infer=False) (then search) in a loop on its own user for `--seconds`;
-the figures are the total operations per second and the p50/p95 of each call as the client sees
-it. "in-process" is one thread calling an embedded Memory on the same kind of store. Prints the
-load average before each phase: on a shared machine, read the ratios, not the absolute figures.
+Each client process runs add (then search) in a loop on its own user for `--seconds`: `add` sends
+one short chat turn (`--infer` on: the rule-based extractor, spaCy and the embedder run; `--infer
+off`: add(infer=False), the message is embedded and stored). The figures per cell: operations/s,
+the p50/p95 of each call as the client sees it, and, from /proc (psutil), the CPU the server
+process (the **owner**: HTTP, reads, commits) and its worker processes (extract, spaCy, embed)
+spent per operation. CPU per operation does not depend on the load other programs put on the
+machine; operations/s and latencies do, so the load average is printed with each cell.
+
+Amdahl: an add costs `owner` ms of the one owner process (serial: one process, one GIL, one
+writer) and `workers` ms that any of N workers can do. On C cores the owner caps throughput at
+1000/owner adds/s and the workers at (C-1)*1000/workers; the speed-up over one core is
+min(C, (owner+workers)/owner) — Amdahl's 1/(s + (1-s)/C) with s = owner/(owner+workers), bounded by
+the owner's ceiling.
 """
 from __future__ import annotations
 
@@ -21,9 +34,13 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 SEED_USERS, SEED_PER_USER = 20, 50
+HERE = os.path.abspath(__file__)
+TURNS = ("I live in {city} and I work at {org} as a {job}", "My sister {name} is a {job} in {city}",
+         "I'm allergic to {food}; I play {game} on Sundays", "We moved to {city} last month for my job at {org}")
+WORDS = {"city": ["Lisbon", "Oslo", "Porto", "Lima", "Kyoto", "Quito", "Turin"], "org": ["Acme", "Initech", "Globex"],
+         "job": ["nurse", "pilot", "baker", "teacher", "chemist"], "name": ["Maria", "Ana", "Rui", "Ines"],
+         "food": ["peanuts", "shrimp", "gluten"], "game": ["chess", "go", "tennis", "bridge"]}
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -31,24 +48,50 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
+def _turn(n: int, w: int) -> str:
+    t = TURNS[n % len(TURNS)]
+    return t.format(**{k: v[(n * 7 + w) % len(v)] for k, v in WORDS.items()})
+
+
+def _client_for(store: str):  # noqa: ANN202 - old and new code name the module differently
+    try:
+        from memstore.api.connect import client_for
+    except ImportError:
+        from memstore.client.connect import client_for
+    return client_for(store)
+
+
 def worker(args: argparse.Namespace) -> int:
     """One client process: `--op` in a loop for `--seconds`; prints one JSON line of latencies."""
-    from memstore.api.connect import client_for
-
-    m = client_for(args.store)
+    m = _client_for(args.store)
     lat: list[float] = []
     user = f"bench-{args.worker}"
+    infer = args.infer == "on"
+    if args.op == "sql":                       # the analyst: long queries back to back
+        print("ready", flush=True)
+        sys.stdin.readline()
+        deadline = time.monotonic() + args.seconds
+        while time.monotonic() < deadline:
+            t0 = time.perf_counter()
+            m.sql("select count(*) from memories a, memories b, memories c where c.user_id = 'seed-1' and "
+                  "length(a.memory) + length(b.memory) + length(c.memory) > 100")       # ~50M rows
+            lat.append((time.perf_counter() - t0) * 1e3)
+        print(json.dumps({"lat": lat}))
+        return 0
     for i in range(3):                  # warm: connection, the server's first call of this kind
         m.search("warm up", user_id=user) if args.op == "search" else m.add(f"warm {args.worker}-{i}", user_id=user,
                                                                              infer=False)
+    print("ready", flush=True)                 # the parent samples CPU once every client is ready
+    sys.stdin.readline()
     deadline = time.monotonic() + args.seconds
     n = 0
     while time.monotonic() < deadline:
         n += 1
         t0 = time.perf_counter()
         if args.op == "add":
-            m.add(f"bench note {args.worker}-{n}: the item {n * 7919 % 10007} is on shelf {n % 97}",
-                  user_id=user, infer=False)
+            text = (_turn(n, args.worker) if infer else
+                    f"bench note {args.worker}-{n}: the item {n * 7919 % 10007} is on shelf {n % 97}")
+            m.add(text, user_id=user, infer=infer)
         else:
             m.search(f"where is item {n % 10007}", user_id=f"seed-{n % SEED_USERS}", top_k=10)
         lat.append((time.perf_counter() - t0) * 1e3)
@@ -63,17 +106,50 @@ def _seed(memory) -> None:  # noqa: ANN001
                        infer=False)
 
 
-def _run_clients(store: str, n: int, op: str, seconds: float) -> dict:
-    procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(w), "--op", op, "--store", store,
-                               "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True) for w in range(n)]
+def _cpu(pids: list[int]) -> float:
+    """User + system CPU seconds of these processes so far (from /proc)."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def _spawn(store: str, w: int, op: str, seconds: float, infer: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, HERE, "--worker", str(w), "--op", op, "--store", store,
+                             "--seconds", str(seconds), "--infer", infer], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner: int, workers: list[int],
+                 during: str | None = None) -> dict:
+    procs = [_spawn(store, w, op, seconds, infer) for w in range(n)]
+    analyst = _spawn(store, 999, during, seconds, infer) if during else None
+    everyone = procs + ([analyst] if analyst else [])
+    for p in everyone:                         # start-up and warm-up calls are not counted
+        assert p.stdout.readline().strip() == "ready"
+    c_owner, c_workers = _cpu([owner]), _cpu(workers)
+    for p in everyone:
+        p.stdin.write("go\n")
+        p.stdin.flush()
     lat: list[float] = []
     for p in procs:
         out, _ = p.communicate(timeout=seconds + 300)
         lat += json.loads(out.strip().splitlines()[-1])["lat"]
-    return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat)}
+    d_owner, d_workers = _cpu([owner]) - c_owner, _cpu(workers) - c_workers
+    if analyst is not None:
+        analyst.communicate(timeout=seconds + 300)
+    n = max(len(lat), 1)
+    return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
+            "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n}
 
 
-def _in_process(store: str, config: dict, op: str, seconds: float) -> dict:
+def _in_process(store: str, config: dict, op: str, seconds: float, infer: str) -> dict:
     from memstore.memory import Memory
 
     m = Memory(store, config=config, embedded=True)
@@ -82,28 +158,63 @@ def _in_process(store: str, config: dict, op: str, seconds: float) -> dict:
         m.search("warm up", user_id="inproc") if op == "search" else m.add(f"warm {i}", user_id="inproc", infer=False)
     deadline = time.monotonic() + seconds
     n = 0
+    c0 = time.process_time()
     while time.monotonic() < deadline:
         n += 1
         t0 = time.perf_counter()
         if op == "add":
-            m.add(f"inproc note {n}: the item {n * 7919 % 10007} is on shelf {n % 97}", user_id="inproc", infer=False)
+            if infer == "on":
+                m.add(_turn(n, 99), user_id="inproc")
+            else:
+                m.add(f"inproc note {n}: the item {n * 7919 % 10007} is on shelf {n % 97}", user_id="inproc",
+                      infer=False)
         else:
             m.search(f"where is item {n % 10007}", user_id=f"seed-{n % SEED_USERS}", top_k=10)
         lat.append((time.perf_counter() - t0) * 1e3)
+    cpu = time.process_time() - c0
     m.close()
-    return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat)}
+    return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
+            "owner_ms": cpu * 1e3 / max(len(lat), 1), "workers_ms": 0.0}
+
+
+def amdahl(owner_ms: float, workers_ms: float, cores: int) -> tuple[float, float]:
+    """(speed-up over one core, ops/s ceiling) on `cores` cores: the owner is serial, the
+    workers' part spreads over cores-1 workers.
+
+    >>> [round(x, 1) for x in amdahl(1.0, 9.0, 16)]
+    [6.4, 1000.0]
+    """
+    total = owner_ms + workers_ms
+    s = owner_ms / total
+    speedup = 1.0 / (s + (1.0 - s) / cores)
+    ceiling = min(1000.0 / owner_ms, (cores - 1) * 1000.0 / workers_ms if workers_ms else float("inf"))
+    return min(speedup, ceiling * total / 1000.0), ceiling
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="hashing", choices=("hashing", "local", "static"))
-    ap.add_argument("--clients", default="1,2,4,8")
+    ap.add_argument("--clients", default="1,2,4,8,16")
     ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--ops", default="add,search", help="which phases: add, search or both")
+    ap.add_argument("--infer", default="on", choices=("on", "off"),
+                    help="add with extraction (on: the rule-based extractor, spaCy, embedder) or infer=False")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="memstore serve --workers N (default: the server's default; old code: not passed)")
+    ap.add_argument("--code", default=None, help="a checkout whose memstore to bench (default: this one)")
+    ap.add_argument("--during", default=None, choices=("sql",),
+                    help="run one more client that sends long analyst sql() calls during every cell")
+    ap.add_argument("--no-in-process", action="store_true", help="skip the in-process row")
+    ap.add_argument("--label", default="")
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--op", default="add", help=argparse.SUPPRESS)
     ap.add_argument("--store", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    code = os.path.abspath(args.code or os.path.dirname(os.path.dirname(HERE)))
+    os.environ["PYTHONPATH"] = code + os.pathsep + os.environ.get("PYTHONPATH", "")   # servers, clients too
+    sys.path.insert(0, code)
+    os.chdir(code)                  # `python -m memstore.cli serve` imports from its working directory first
     if args.worker is not None:
         return worker(args)
 
@@ -114,9 +225,13 @@ def main() -> int:
     work = args.workdir or tempfile.mkdtemp(prefix="memstore-bench-server-")
     os.makedirs(work, exist_ok=True)
     clients = [int(c) for c in args.clients.split(",")]
-    print(f"bench/server.py  embedder={args.embedder}  {args.seconds:.0f} s per cell  cores={os.cpu_count()}")
+    serve_args = [] if args.workers is None else ["--workers", str(args.workers)]
+    import memstore
+    print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
+          f"embedder={args.embedder} infer={args.infer} workers={args.workers} during={args.during} "
+          f"{args.seconds:.0f} s per cell  cores={os.cpu_count()}", flush=True)
     rows = []
-    for op in ("add", "search"):
+    for op in args.ops.split(","):
         store = os.path.join(work, f"{op}.duckdb")
         for suffix in ("", ".wal"):
             if os.path.exists(store + suffix):
@@ -124,26 +239,33 @@ def main() -> int:
         seeded = Memory(store, config=config, embedded=True)
         _seed(seeded)
         seeded.close()
-        load = os.getloadavg()[0]
-        base = _in_process(store, config, op, args.seconds)
-        rows.append((op, "in-process", base, load))
-        with ServerProcess(store, config=config) as srv:
+        if not args.no_in_process:
+            load = os.getloadavg()[0]
+            rows.append((op, "in-process", _in_process(store, config, op, args.seconds, args.infer), load))
+        with ServerProcess(store, config=config, args=serve_args, startup_s=300) as srv:
+            info = srv.client().server_info()
+            owner, wpids = info["pid"], info.get("worker_pids") or []
+            print(f"  server pid {owner}, workers {info.get('workers', 'none (old code)')}", flush=True)
             for n in clients:
                 load = os.getloadavg()[0]
-                cell = _run_clients(store, n, op, args.seconds)
+                cell = _run_clients(store, n, op, args.seconds, args.infer, owner, wpids, args.during)
                 rows.append((op, f"{n} client{'s' if n > 1 else ''}", cell, load))
-            stats = srv.client().server_info()
-        del stats
-    print(f"\n| op | mode | ops/s | p50 ms | p95 ms | calls | load avg |\n|---|---|---|---|---|---|---|")
+                print(f"  {op} {n:>2} clients: {cell['ops_s']:.0f}/s p95 {cell['p95']:.1f} ms owner "
+                      f"{cell['owner_ms']:.2f} ms/op workers {cell['workers_ms']:.2f} ms/op (load {load:.1f})",
+                      flush=True)
+    print(f"\n{args.label}\n| op | mode | ops/s | p50 ms | p95 ms | owner CPU ms/op | workers CPU ms/op | "
+          f"Amdahl 16 cores | Amdahl 64 cores | calls | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for op, mode, c, load in rows:
-        print(f"| {op} | {mode} | {c['ops_s']:.0f} | {c['p50']:.1f} | {c['p95']:.1f} | {c['n']} | {load:.1f} |")
-    for op in ("add", "search"):
-        one = next(c for o, mode, c, _ in rows if o == op and mode == "1 client")
-        top = [c for o, mode, c, _ in rows if o == op and mode.startswith(f"{max(clients)} client")]
-        base = next(c for o, mode, c, _ in rows if o == op and mode == "in-process")
-        if top:
-            print(f"{op}: {max(clients)} clients / 1 client throughput = {top[0]['ops_s'] / one['ops_s']:.2f}x; "
-                  f"1 client p50 - in-process p50 = {one['p50'] - base['p50']:+.1f} ms")
+        a16, cap16 = amdahl(c["owner_ms"], c["workers_ms"], 16) if c["owner_ms"] > 0 else (float("nan"),) * 2
+        a64, cap64 = amdahl(c["owner_ms"], c["workers_ms"], 64) if c["owner_ms"] > 0 else (float("nan"),) * 2
+        print(f"| {op} | {mode} | {c['ops_s']:.0f} | {c['p50']:.1f} | {c['p95']:.1f} | {c['owner_ms']:.2f} | "
+              f"{c['workers_ms']:.2f} | {a16:.1f}x ({cap16:.0f}/s) | {a64:.1f}x ({cap64:.0f}/s) | {c['n']} | "
+              f"{load:.1f} |")
+    for op in args.ops.split(","):
+        cells = [c for o, mode, c, _ in rows if o == op and mode.endswith(("client", "clients"))]
+        if len(cells) > 1:
+            print(f"{op}: {max(clients)} clients / 1 client throughput = {cells[-1]['ops_s'] / cells[0]['ops_s']:.2f}x; "
+                  f"median owner CPU {statistics.median(c['owner_ms'] for c in cells):.2f} ms/op")
     return 0
 
 

@@ -25,9 +25,13 @@ def _words(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: int = 7,
-                chunk: int = 50_000, log=print) -> Database:  # noqa: ANN001
+                chunk: int = 50_000, log=print, by_scope: bool = False,  # noqa: ANN001
+                memory_limit: str | None = "512MB") -> Database:
+    """Random users in append order (a store grown by adds), or with `by_scope` each user's rows
+    written together (a bulk import sorted by scope, the layout a re-cluster leaves: the lean way
+    to a 10M store, no re-cluster needed)."""
     rng = np.random.default_rng(seed)
-    db = Database(path, dim=dim, embedder="synthetic")
+    db = Database(path, dim=dim, embedder="synthetic", memory_limit=memory_limit)
     t0 = time.perf_counter()
     now = dt.datetime(2026, 1, 1)
     ents = [f"entity{i}" for i in range(N_ENTITIES)]
@@ -35,10 +39,14 @@ def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: 
                                           "label": ["PROPN"] * N_ENTITIES,
                                           "created_at": pa.array([now] * N_ENTITIES, pa.timestamp("us"))}))
     eids = np.array([entity_id(e) for e in ents])
+    names = np.array(sorted(f"user{u}" for u in range(n_users)))
     for start in range(0, n_memories, chunk):
         n = min(chunk, n_memories - start)
         idx = np.arange(start, start + n)
-        users = np.array([f"user{u}" for u in rng.integers(0, n_users, n)])
+        if by_scope:        # user names in their sort order (user10 before user2), as a re-cluster writes them
+            users = names[idx * n_users // n_memories]
+        else:
+            users = np.array([f"user{u}" for u in rng.integers(0, n_users, n)])
         vec = rng.standard_normal((n, dim)).astype(np.float32)
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
         ids = [f"m{i:08d}" for i in idx]
@@ -64,5 +72,56 @@ def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: 
             "entity_id": eids[ent_pick], "memory_id": np.array(ids)[ent_mem], "scope_key": scope[ent_mem],
             "user_id": users[ent_mem]}))
         log(f"  {start + n:>9,} memories  {time.perf_counter() - t0:6.1f} s")
+    if by_scope:        # sorted by user as it was written: the re-cluster has nothing to do
+        db.run("queries/set_clustered_rows", {"rows": n_memories}, writes=True)
     db.con.execute("CHECKPOINT")
+    return db
+
+
+def build_store_sql(path: str, n_memories: int, n_users: int, dim: int = 384, chunk: int = 1_000_000,
+                    log=print, memory_limit: str | None = "512MB") -> Database:  # noqa: ANN001
+    """The lean builder (10M and up): the same tables as build_store, sorted by scope as a
+    re-cluster leaves them, generated inside DuckDB (no Python per row): Zipf-like terms (inverse
+    transform), 1-3 entities a memory, vectors drawn from 4,096 random ones (latency, not recall)."""
+    db = Database(path, dim=dim, embedder="synthetic", memory_limit=memory_limit)
+    t0 = time.perf_counter()
+    now = dt.datetime(2026, 1, 1)
+    ents = [f"entity{i}" for i in range(N_ENTITIES)]
+    db.insert_arrow("entities", pa.table({"id": [entity_id(e) for e in ents], "name": ents, "norm": ents,
+                                          "label": ["PROPN"] * N_ENTITIES,
+                                          "created_at": pa.array([now] * N_ENTITIES, pa.timestamp("us"))}))
+    con = db.con
+    con.execute("SELECT setseed(0.7)")
+    con.execute(f"CREATE TEMP TABLE _vec AS SELECT i, list_transform(range({dim}), x -> (random() - 0.5)::FLOAT)"
+                f"::FLOAT[{dim}] AS v FROM range(4096) t(i)")
+    con.execute("CREATE TEMP TABLE _ent AS SELECT row_number() OVER () - 1 AS k, id FROM (SELECT id FROM entities "
+                "ORDER BY CAST(substr(name, 7) AS INTEGER))")
+    con.execute(f"CREATE TEMP TABLE _users AS SELECT row_number() OVER (ORDER BY u) - 1 AS k, u FROM "
+                f"(SELECT 'user' || i AS u FROM range({n_users}) t(i))")
+    for start in range(0, n_memories, chunk):
+        n = min(chunk, n_memories - start)
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _chunk AS
+            SELECT i, users.us[i * {n_users} // {n_memories} + 1] AS u,
+                   list_transform(range(4 + (hash(i) % 8)::INT),
+                                  j -> 'w' || least(floor(pow(random(), -1 / 0.3)), {VOCAB_SIZE})::INT - 1) AS terms
+            FROM range({start}, {start + n}) t(i), (SELECT list(u ORDER BY k) AS us FROM _users) users""")
+        con.execute("""
+            INSERT INTO memories (id, memory, hash, embedding, user_id, scope_key, doc_len, created_at)
+            SELECT printf('m%09d', i), array_to_string(terms, ' '), md5(array_to_string(terms, ' ')),
+                   vecs.vs[i % 4096 + 1], u, 'u=' || u || '|a=|r=', len(terms),
+                   TIMESTAMP '2026-01-01' - to_minutes(i)
+            FROM _chunk, (SELECT list(v ORDER BY i) AS vs FROM _vec) vecs""")
+        con.execute("""
+            INSERT INTO keyword_postings (memory_id, scope_key, user_id, term, tf)
+            SELECT printf('m%09d', i), 'u=' || u || '|a=|r=', u, unnest(terms), 1 FROM _chunk""")
+        con.execute(f"""
+            INSERT INTO entity_postings (entity_id, memory_id, scope_key, user_id)
+            SELECT ents.ids[1 + least(floor(pow(random(), -1 / 0.5)), {N_ENTITIES})::INT - 1], m, s, u FROM (
+                SELECT printf('m%09d', i) AS m, 'u=' || u || '|a=|r=' AS s, u, unnest(range(1 + (hash(i + 1) % 3)::INT))
+                FROM _chunk) c, (SELECT list(id ORDER BY k) AS ids FROM _ent) ents""")
+        con.execute("CHECKPOINT")
+        log(f"  {start + n:>11,} memories  {time.perf_counter() - t0:6.1f} s")
+    db.run("queries/set_clustered_rows", {"rows": n_memories}, writes=True)
+    con.execute("CHECKPOINT")
     return db

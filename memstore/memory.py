@@ -28,7 +28,7 @@ from memstore.core.config import MemoryConfig
 from memstore.core.errors import ArgumentError, IdentityError, MemstoreError, NotFoundError
 from memstore.core.identity import Scope, check_metadata
 from memstore.governance.forget_scope import finish_pending
-from memstore.pipeline.add import commit_adds, prepare, prepare_models, prepare_text, run_add
+from memstore.pipeline.add import commit_add, commit_adds, prepare, prepare_in_pool, prepare_models, prepare_text, run_add
 from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
@@ -37,6 +37,7 @@ from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.core.checks import check_limit
 from memstore.runtime import Runtime
 from memstore.store.database import Database
+from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
 from memstore.core.timeutil import parse_time
 
@@ -83,10 +84,14 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
             cfg.path = os.environ["MEMSTORE_PATH"]
         self.config = cfg
         embedder = embedder if embedder is not None else build_embedder(cfg.embedder)
-        cache = ScopeCache(cfg.scope_cache_rows)       # this Memory's: no other opener resizes it
+        cache = ScopeCache(cfg.scope_cache_rows, max_bytes=cfg.scope_cache_mb << 20)  # this Memory's only
         db = Database(cfg.path, dim=embedder.dim, embedder=embedder.name, read_only=cfg.read_only,
-                      scope_cache=cache, threads=cfg.threads)
+                      scope_cache=cache, threads=cfg.threads, memory_limit=cfg.memory_limit)
+        if not cfg.read_only:       # the store keeps itself sorted by scope (its commits start it)
+            attach_maintenance(db, min_rows=cfg.search.auto_cluster_min_rows, share=cfg.search.auto_cluster_share,
+                               slice_rows=cfg.search.auto_cluster_slice_rows)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
+        self._pool: Any = None           # worker processes for prepare (start_workers)
         # An erasure a crash or a full disk interrupted is finished before the store serves
         # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
         # doctor() reports it.
@@ -113,8 +118,46 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         return self.config.path
 
     def close(self) -> None:
-        """Close the DuckDB file (other processes can open it afterwards)."""
+        """Close the DuckDB file (other processes can open it afterwards) and stop the workers."""
+        self.start_workers(0)
         self._rt.db.close()
+
+    # -- worker processes ----------------------------------------------------------------------
+    def start_workers(self, workers: int) -> list[int]:
+        """Prepare adds in `workers` processes from now on (the extractor call, spaCy, the
+        embedder); this process keeps the store: it reads the context and commits. 0 stops them
+        (adds are prepared in this process again). Returns the workers' PIDs once their models are
+        loaded. `memstore serve --workers N` and `ingest(workers=N)` call it.
+
+        >>> import tempfile, os
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "w.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> len(m.start_workers(1))
+        1
+        >>> [r["memory"] for r in m.add("I live in Lisbon", user_id="ana")["results"]]
+        ['Ana lives in Lisbon']
+        >>> m.close()
+        """
+        from memstore.pipeline.workers import PreparePool, check_workers
+
+        workers = check_workers(workers)
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.close()
+        if workers == 0:
+            return []
+        pool = PreparePool(self.config, workers)
+        pool.warm()
+        self._pool = pool
+        return pool.pids()
+
+    @property
+    def workers(self) -> int:
+        """How many worker processes prepare adds (0: this process does)."""
+        return self._pool.workers if self._pool is not None else 0
+
+    def worker_pids(self) -> list[int]:
+        """The PIDs of the worker processes now (they change when a dead one is replaced)."""
+        return self._pool.pids() if self._pool is not None else []
 
     def __enter__(self) -> "Memory":
         return self
@@ -145,6 +188,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
                                 actor_id=actor_id, memory_type=memory_type)
+        if self._pool is not None:
+            return add_result(commit_add(prepare_in_pool(state, self._rt, self._pool), self._rt))
         return add_result(run_add(state, self._rt))
 
     # -- add() in two halves (what the server's group commit and worker processes use) ----------
@@ -168,6 +213,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         state = self._add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                                 infer=infer, prompt=prompt, timestamp=timestamp, expiration_date=expiration_date,
                                 actor_id=actor_id, memory_type=memory_type)
+        if models and self._pool is not None:
+            return prepare_in_pool(state, self._rt, self._pool)
         return prepare(state, self._rt) if models else prepare_text(state, self._rt)
 
     def prepare_models(self, prepared: list[PreparedAdd]) -> list[PreparedAdd | MemstoreError]:
@@ -340,7 +387,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip
-        other users' row groups; one transaction. Returns rows per table and seconds."""
+        other users' row groups; every slice now (memstore/store/recluster.py). Returns rows per
+        table and seconds."""
         from memstore.store.optimize import optimize_store
 
         return optimize_store(self.db)

@@ -18,7 +18,7 @@ from memstore.store.scope_cache import ScopeCache
 @dataclass
 class Runtime:
     config: MemoryConfig
-    db: Database
+    db: Database | None          # None in a worker process: it prepares adds and never opens the store
     embedder: Embedder
     reranker: Any = None
     cache: ScopeCache | None = None      # the in-process copy of the scopes (given to `db`), owned here
@@ -27,7 +27,7 @@ class Runtime:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        if self.cache is None:
+        if self.cache is None and self.db is not None:
             self.cache = self.db.scope_cache
 
     @property

@@ -25,6 +25,8 @@ CASES = [
     ("prepare_add", ("hi",), {}, ValueError, "user_id"),
     ("prepare_models", ("not a list",), {}, TypeError, "prepared"),
     ("commit_prepared", ([{"memory": "x"}],), {}, TypeError, "prepared"),
+    ("start_workers", ("two",), {}, TypeError, "workers"),
+    ("start_workers", (-1,), {}, TypeError, "workers"),
     ("search", (None,), U, ValueError, "query"),
     ("search", ("",), U, ValueError, "query"),
     ("search", ("x",), {**U, "top_k": "ten"}, ValueError, "top_k"),
@@ -121,7 +123,8 @@ def test_bad_arguments_raise_a_typed_error_that_says_what_to_do(m, tmp_path, met
 
 def test_every_public_method_is_exercised():
     public = {n for n in dir(Memory) if not n.startswith("_") and callable(getattr(Memory, n))}
-    without_arguments = {"close", "optimize", "reset", "scrub", "doctor", "retention_policies", "list_tokens"}
+    without_arguments = {"close", "optimize", "reset", "scrub", "doctor", "retention_policies", "list_tokens",
+                         "worker_pids"}
     assert public - without_arguments - {_method(c) for c in CASES} == {"from_config"}     # Memory(config=...) below
 
 

@@ -1,4 +1,5 @@
-"""Search re-clusters a store in append order by itself, in the background, without changing a result."""
+"""A store in append order re-clusters itself by scope (started by its commits or its opening, never by a
+search), in the background, in slices, without changing a result."""
 from __future__ import annotations
 
 import warnings
@@ -25,19 +26,39 @@ def _user_order(m: Memory) -> list[str]:
     return [r[0] for r in m._rt.db.rows("scalar", sql="SELECT user_id FROM memories ORDER BY rowid")]
 
 
-def test_a_search_on_a_store_in_append_order_reclusters_it_in_the_background(store_path):
-    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.25)
+def test_a_store_opened_in_append_order_reclusters_itself_in_slices_without_changing_a_result(store_path):
+    m = _open(store_path, auto_cluster_min_rows=0)          # filled with the re-cluster off
     _fill(m)
     assert _user_order(m) != sorted(_user_order(m))
     before = {u: m.search("likes topic1 city1", user_id=u, top_k=5)["results"] for u in ("alice", "bob")}
+    m.close()
+    # opened with it on: the store checks at open and sorts itself in the background, one slice
+    # (here: one user) per transaction; no search and no optimize() call
+    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.25, auto_cluster_slice_rows=1)
     state = auto_state(m._rt.db)
     state.wait(30)
-    assert state.runs and state.runs[0]["memories"] == 12 and state.error is None
+    assert state.runs and state.error is None
+    assert state.runs[0]["memories"] == 12 and state.runs[0]["slices"] == 3 and state.runs[0]["complete"]
     assert _user_order(m) == sorted(_user_order(m))           # each user's rows now sit together
     assert m._rt.db.meta("clustered_rows") == "12"
     after = {u: m.search("likes topic1 city1", user_id=u, top_k=5)["results"] for u in ("alice", "bob")}
     assert {u: [(r["id"], r["score"]) for r in v] for u, v in after.items()} == \
         {u: [(r["id"], r["score"]) for r in v] for u, v in before.items()}
+    m.close()
+
+
+def test_commits_start_the_recluster_and_searches_do_not(store_path):
+    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.25)
+    _fill(m, rounds=3)                                   # 9 rows: below the size
+    m._rt.db.maintenance.every_s = 0                     # count at every check (the test's clock)
+    for u in ("alice", "bob", "carol"):
+        m.search("likes topic1", user_id=u)
+    state = auto_state(m._rt.db)
+    assert not state.running() and not state.runs
+    m.add("dave note: likes topic9", user_id="dave", infer=False)   # the 10th row's commit
+    state.wait(30)
+    assert state.runs and state.runs[0]["memories"] == 10 and state.error is None
+    assert _user_order(m) == sorted(_user_order(m))
     m.close()
 
 

@@ -21,7 +21,7 @@ class IngestAPI:
                mapping: dict[str, str] | str | None = None, batch_size: int = 20, concurrency: int = 8,
                retries: int = 3, backoff_s: float = 1.0, max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
                commit_messages: int = 2000, metadata: dict[str, Any] | None = None,
-               progress: bool | None = None) -> IngestReport:
+               progress: bool | None = None, workers: int | None = None) -> IngestReport:
         """Load chat exports into this scope: ChatGPT or Claude `conversations.json` (or their .zip),
         LoCoMo-style JSON, or JSONL / CSV / Parquet rows of messages (`mapping` names their columns,
         e.g. "role=author,content=text,ts=created").
@@ -31,6 +31,10 @@ class IngestAPI:
         conversation is stored whole in one transaction; every stored message keeps its source
         (file, conversation id, message id) and every memory lists the messages it came from.
         Ingested messages are all kept (config `messages_kept` prunes only add()'s messages).
+
+        `workers=N` runs spaCy and the embedder in N worker processes (memstore/pipeline/workers.py;
+        the ones `start_workers` or `memstore serve` already runs, else N started for this ingest);
+        0 runs them here; None (default) uses running workers if any.
 
         Returns an IngestReport (`print(report)` for a summary, `.to_dict()` for the figures); it is
         also stored in the `ingest_runs` table.
@@ -59,4 +63,15 @@ class IngestAPI:
         options = IngestOptions(format=format, mapping=mapping, batch_size=batch_size, concurrency=concurrency,
                                 retries=retries, backoff_s=backoff_s, max_message_chars=max_message_chars,
                                 commit_messages=commit_messages, metadata=metadata, progress=progress)
-        return run_ingest(self._rt, [os.fspath(p) for p in items], scope, options)
+        from memstore.pipeline.workers import PreparePool, check_workers
+
+        pool, own = getattr(self, "_pool", None), None
+        if workers is not None and check_workers(workers) == 0:
+            pool = None
+        elif workers and pool is None:
+            pool = own = PreparePool(self.config, workers)
+        try:
+            return run_ingest(self._rt, [os.fspath(p) for p in items], scope, options, pool=pool)
+        finally:
+            if own is not None:
+                own.close()

@@ -225,6 +225,7 @@ class MemoryAPI(Protocol):
         commit_messages: int = 2000,
         metadata: dict[str, Any] | None = None,
         progress: bool | None = None,
+        workers: int | None = None,
     ) -> IngestReport: ...
     def frame(
         self,

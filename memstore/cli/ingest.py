@@ -23,7 +23,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                           format=args.format, mapping=args.map, batch_size=args.batch_size,
                           concurrency=args.concurrency, max_message_chars=args.max_message_chars,
                           commit_messages=args.commit_messages,
-                          progress=False if args.quiet else None)
+                          progress=False if args.quiet else None,
+                          **({"workers": args.workers} if args.workers is not None else {}))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -53,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--llm-model", default=None, help="model name at that endpoint")
     p.add_argument("--llm-api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument("--concurrency", type=int, default=8, help="LLM calls in flight (default 8)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes running spaCy and the embedder (default: the server's, or none; 0: none)")
     p.add_argument("--batch-size", type=int, default=20, help="messages per extraction call (default 20)")
     p.add_argument("--commit-messages", type=int, default=2000,
                    help="messages per write transaction, whole conversations (default 2000)")

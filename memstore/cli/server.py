@@ -14,7 +14,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
     return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=_config(args.config),
                  ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile, log_level=args.log_level,
-                 group_commit=not args.no_group_commit, shard=args.shard,
+                 group_commit=not args.no_group_commit, shard=args.shard, workers=args.workers,
                  publish_to=args.publish_to, publish_every=args.publish_every, publish_data_path=args.publish_data_path)
 
 
@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     p.add_argument("--config", default=None, help="config as for Memory(config=...): a JSON file or inline JSON")
     p.add_argument("--no-group-commit", action="store_true", help="commit each add in its own transaction")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes that run the model work of adds: the extractor call, spaCy, the embedder "
+                        "(default: one per core; 0: all in the server process)")
     p.add_argument("--shard", default=None, metavar="I/N",
                    help="serve shard I of a cluster of N (0-based): scopes another shard owns are refused "
                         "(see `memstore cluster`)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -112,10 +113,13 @@ class SearchConfig:
     b: float = 0.75                # BM25
     hub_damping: float = 0.0       # extra mem0-style damping 1 / (1 + hub_damping * (degree - 1)^2); idf damping is always on
     half_life_days: float = 30.0   # recency
-    # Re-cluster by scope by itself (memstore/store/optimize.py) once the rows added since the last
-    # re-cluster pass this share of a table of at least auto_cluster_min_rows memories (0: never).
+    # Re-cluster by scope by itself (memstore/store/recluster.py: started by the store's commits,
+    # in slices of at least auto_cluster_slice_rows memories, never by a search) once the rows added
+    # since the last re-cluster pass this share of a table of at least auto_cluster_min_rows
+    # memories (0: never). The tail is scanned whole by every search, so it is kept small.
     auto_cluster_min_rows: int = 50_000
-    auto_cluster_share: float = 0.25
+    auto_cluster_share: float = 0.1
+    auto_cluster_slice_rows: int = 50_000
 
 
 @dataclass
@@ -137,6 +141,14 @@ class MemoryConfig:
     threshold: float | None = None          # minimum fused score for search results
     read_only: bool = False
     scope_cache_rows: int = 200_000         # in-process copy of scopes for add(); 0 turns it off
+    # ... and its byte budget (vectors, texts, ids, index dicts; least recently used scopes go first).
+    # Measured ~1.9 kB a memory at dim 384 (memstore/store/scope_cache.py ROW_OVERHEAD).
+    scope_cache_mb: int = 256
+    # DuckDB's buffer pool for this store (a setting of the open file in this process; sorts and
+    # joins beyond it spill to a temp directory): a store's memory is bounded by it plus the scope
+    # cache and the search snapshots, not by the file's size. None: DuckDB's default (80% of RAM).
+    # 1M memories (2.7 GiB file), searches during a re-cluster: peak RSS 2.38 GiB at "1GB" (bench/search_latency.py).
+    memory_limit: str | None = "512MB"
     # DuckDB worker threads for this store (a setting of the whole file in this process; None:
     # DuckDB's default, one per core). Measured on 2 cores at 100k memories, quiet: 1 thread makes
     # a sequential add's write unit 18.9 ms instead of 21.1 and a group commit 1.6 ms an add instead
@@ -191,7 +203,8 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
              "w_slot": (0, None), "w_person": (0, None), "w_episode": (0, None),
              "w_time": (0, None), "time_half_life_days": (1e-9, None), "candidate_k": (1, None), "k1": (0, None),
              "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None),
-             "conversation_smoothing": (0, None), "auto_cluster_min_rows": (0, None), "auto_cluster_share": (0, 1)}
+             "conversation_smoothing": (0, None), "auto_cluster_min_rows": (0, None), "auto_cluster_share": (0, 1),
+             "auto_cluster_slice_rows": (1, None)}
     for name, (lo, hi) in rules.items():
         value = getattr(sc, name)
         ok = is_weight(value) and value >= lo and (hi is None or value <= hi)
@@ -228,6 +241,14 @@ def _validate(obj: Any, prefix: str) -> None:
             raise ConfigError("config key 'dedupe_similarity' must be in (0, 1]", key="dedupe_similarity")
         if obj.scope_cache_rows < 0:
             raise ConfigError("config key 'scope_cache_rows' must be >= 0", key="scope_cache_rows")
+        if isinstance(obj.scope_cache_mb, bool) or not isinstance(obj.scope_cache_mb, int) or obj.scope_cache_mb < 0:
+            raise ConfigError(f"config key 'scope_cache_mb' is {obj.scope_cache_mb!r}",
+                              hint="give the scope cache's budget in MiB as a whole number >= 0", key="scope_cache_mb")
+        if obj.memory_limit is not None and (not isinstance(obj.memory_limit, str) or not re.fullmatch(
+                r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*", obj.memory_limit, re.IGNORECASE)):
+            raise ConfigError(f"config key 'memory_limit' is {obj.memory_limit!r}",
+                              hint="give DuckDB's memory limit as a size like '1GB' or '512MiB', or None for its default",
+                              key="memory_limit")
         if obj.threads is not None and (isinstance(obj.threads, bool) or not isinstance(obj.threads, int)
                                         or obj.threads < 1):
             raise ConfigError(f"config key 'threads' is {obj.threads!r}",

@@ -106,6 +106,13 @@ class ServerUnavailableError(ServerError):
     retryable = True
 
 
+class WorkerLostError(ServerUnavailableError):
+    """A worker process preparing this add died (killed, out of memory); it has been replaced.
+    Retryable: nothing of the add was written (a worker never writes)."""
+
+    retryable = True
+
+
 class AuthError(ServerError):
     """The server refused the bearer token (missing, wrong) or the call is not allowed for it."""
 

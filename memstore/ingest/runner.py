@@ -102,10 +102,14 @@ class _Job:
         return len(self.keys)
 
 
-def run_ingest(rt: Runtime, paths: list[str], scope: Scope, options: IngestOptions) -> IngestReport:
-    """Ingest `paths` into `scope`; returns the report (also stored in `ingest_runs`)."""
+def run_ingest(rt: Runtime, paths: list[str], scope: Scope, options: IngestOptions, *,
+               pool: Any = None) -> IngestReport:
+    """Ingest `paths` into `scope`; returns the report (also stored in `ingest_runs`). With `pool`
+    (a PreparePool), spaCy and the embedder run in its worker processes."""
     options.check()
-    return _Ingest(rt, scope, options).run(paths)
+    ingest = _Ingest(rt, scope, options)
+    ingest.pool = pool
+    return ingest.run(paths)
 
 
 class _Ingest:
@@ -130,6 +134,7 @@ class _Ingest:
         self.add_options = AddOptions(gather_context=False, keep_all_messages=True,
                                       slot_supersession="always" if llm_slots else None)
         self.rt = rt
+        self.pool: Any = None                # a PreparePool: spaCy and the embedder in worker processes
         self.n_context = rt.config.context_messages
         self.offline = extractor.name != "llm"
         self.id = new_id()
@@ -430,7 +435,17 @@ class _Ingest:
     def _analyze_embed(self, jobs: list[_Job]) -> list[_Job]:
         """spaCy and the embedder once over the facts of many conversations; a conversation whose
         facts fail alone is recorded as failed. Returns the conversations ready to write."""
-        outcome = iter(prepare_models([st for job in jobs for st in job.states], self.rt, timed=self._timed))
+        states = [st for job in jobs for st in job.states]
+        if self.pool is not None:          # the workers send back prepared copies: the jobs take them
+            with self._timed("analyze+embed (workers)"):
+                prepared = self.pool.prepare(states, extract=False)
+            done = iter(prepared)
+            for job in jobs:
+                job.states = [st if isinstance(out, BaseException) else out
+                              for st, out in ((st, next(done)) for st in job.states)]
+            outcome = iter(prepared)
+        else:
+            outcome = iter(prepare_models(states, self.rt, timed=self._timed))
         ready = []
         for job in jobs:
             errors = [out for out in (next(outcome) for _ in job.states) if isinstance(out, BaseException)]

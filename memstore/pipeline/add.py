@@ -49,7 +49,9 @@ from memstore.store.unit import write_unit
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
-TEXT_STEPS = (validate_input, gather_context, extract_facts)   # per add: reads and the ONE extractor call
+READ_STEPS = (validate_input, gather_context)    # per add, where the store is: the owner process
+EXTRACT_STEPS = (extract_facts,)                  # per add: the ONE extractor call (a worker may run it)
+TEXT_STEPS = READ_STEPS + EXTRACT_STEPS           # per add: reads and the ONE extractor call
 MODEL_STEPS = (analyze_facts, embed_facts)      # per add, or once for many adds (prepare_models)
 WRITE_STEPS = (dedupe_facts, supersede_by_slot, build_rows, commit_rows)   # inside the write unit
 
@@ -88,14 +90,15 @@ def prepare(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int
 
 
 def prepare_text(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int = 0, backoff_s: float = 1.0,
-                 record_failure: bool = True) -> AddState:
+                 record_failure: bool = True, steps: tuple = TEXT_STEPS) -> AddState:
     """validate → context → extract: reads only, nothing is stored.
 
     `extractor` replaces the runtime's for this add (ingest's bulk-parsing offline extractor). A
     retryable LLM error is retried `retries` times with exponential backoff; a failed LLM call is
     recorded as an `llm_error` extraction run (unless `record_failure` is False: the caller
-    records it) and re-raised."""
-    for step in TEXT_STEPS:
+    records it) and re-raised. `steps` runs a part: READ_STEPS (the store's reads, in the process
+    that owns it) or EXTRACT_STEPS (no store needed: what a worker process runs)."""
+    for step in steps:
         args = (extractor,) if step is extract_facts and extractor is not None else ()
         for attempt in range(retries + 1):
             try:
@@ -109,6 +112,18 @@ def prepare_text(state: AddState, rt: Runtime, *, extractor: Any = None, retries
                     _record_failed_run(state, rt, exc)
                 raise
     return state
+
+
+def prepare_in_pool(state: AddState, rt: Runtime, pool: Any) -> PreparedAdd:
+    """`prepare` with the model work in a worker process (memstore/pipeline/workers.py): the
+    store's reads here, the extractor, spaCy and the embedder in `pool`; a failed LLM call is
+    recorded here (a worker has no store)."""
+    state = prepare_text(state, rt, steps=READ_STEPS)
+    try:
+        return pool.submit(state).result()
+    except LLMError as exc:
+        _record_failed_run(state, rt, exc)
+        raise
 
 
 def prepare_models(states: list[AddState], rt: Runtime, *, timed: Timed | None = None) -> list[PreparedAdd | BaseException]:

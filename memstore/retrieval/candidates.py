@@ -33,7 +33,9 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
     the embedding when `records`); cosines from the scope cache's unit vectors when it holds them,
     else from the vectors read with the scope."""
     dim = int(db.dim)
-    from_cache = qvec is not None and use_cache and db.scope_cache.max_rows > 0
+    # a store larger than the cache's budget: the scan reads the vectors (one statement, the scope's
+    # rows only) rather than loading the scope into the cache first (a second scan of the scope)
+    from_cache = qvec is not None and use_cache and db.scope_cache.max_rows > 0 and db.scope_cache.fits_store is not False
     vector_sql = "m.embedding" if qvec is not None and not from_cache else f"NULL::FLOAT[{dim}]"
     p = dict(params, qtext=qtext)
     table = db.arrow("search_scope", p, sql=_sql("search_scope", WHERE=where, VECTOR=vector_sql,

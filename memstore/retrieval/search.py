@@ -32,7 +32,7 @@ from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.query_time import query_periods
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
 from memstore.core.rules.validity import visibility_sql
-from memstore.store.optimize import maybe_auto_cluster, store_rows, unclustered_rows
+from memstore.store.optimize import store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
 from memstore.core.checks import MAX_LIMIT, check_limit, check_query  # noqa: F401  (search's API)
 from memstore.core.rules.validity import status_expr
@@ -200,8 +200,6 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     table = fuse(scope_rows, hits, fp)
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)
-    # large store in append order: re-cluster by scope in the background (readers never wait)
-    maybe_auto_cluster(db, min_rows=int(sc.auto_cluster_min_rows), share=float(sc.auto_cluster_share))
     if records and not records_in_scan:
         ids = table.column("id").to_pylist()
         scope_table = db.arrow("search_records", dict(scope_params, ids=ids),

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from memstore.store.database import Database
 
 MAX_ROWS = 20_000
-TOTAL_ROWS = 50_000         # ~1.6 kB a row with its vector: ~80 MB at most per store
+# measured ~4.5 kB a row (vector copy, Arrow records, posting arrays): 50k rows held ~200 MB more
+# RSS than 5k at 1M memories (/work/notes/35.md); 20k rows: ~90 MB at most per store
+TOTAL_ROWS = 20_000
 _NEVER = np.iinfo(np.int64).max
 
 

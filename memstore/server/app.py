@@ -131,7 +131,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     @app.get("/health", summary="Is this a memstore server, and for which store")
     def health() -> Dict[str, Any]:
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
-                "pid": os.getpid(), "analyst_api": analyst_api, **({"shard": shard} if shard else {})}
+                "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
+                "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else [],
+                **({"shard": shard} if shard else {})}
 
     # -- mem0's REST paths -------------------------------------------------------------------------
     @app.post("/memories", summary="Create memories (mem0)", dependencies=auth, tags=["mem0"])

@@ -38,7 +38,7 @@ class GroupCommitter:
     def __init__(self, memory: Any, *, max_group: int = 64) -> None:
         self.memory = memory
         self.max_group = max_group
-        self._queue: queue.Queue[tuple[Any, cf.Future] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Any, cf.Future, bool] | None] = queue.Queue()
         self.stats: Counter = Counter()
         self._thread = threading.Thread(target=self._loop, name="memstore-group-commit", daemon=True)
         self._thread.start()
@@ -51,11 +51,13 @@ class GroupCommitter:
         args = {k: kwargs.get(k) for k in _ADD_KWARGS}
         args["infer"] = kwargs.get("infer", True)
         t0 = time.perf_counter()
-        # extraction here, in parallel with the other requests; spaCy and the embedder run once
-        # for the whole group in the committer thread (Memory.prepare_models)
-        state = self.memory.prepare_add(messages, **args, models=False)
+        # with worker processes (memstore serve --workers N) they extract, run spaCy and embed;
+        # without, extraction runs here, in parallel with the other requests, and spaCy and the
+        # embedder once for the whole group in the committer thread (Memory.prepare_models)
+        in_workers = self.memory.workers > 0
+        state = self.memory.prepare_add(messages, **args, models=in_workers)
         fut: cf.Future = cf.Future()
-        self._queue.put((state, fut))
+        self._queue.put((state, fut, in_workers))
         out = fut.result()
         out["timings"]["total"] = time.perf_counter() - t0
         return out
@@ -85,17 +87,17 @@ class GroupCommitter:
             if stop:
                 return
 
-    def _commit(self, group: list[tuple[Any, cf.Future]]) -> None:
+    def _commit(self, items: list[tuple[Any, cf.Future, bool]]) -> None:
         self.stats["groups"] += 1
-        self.stats["adds"] += len(group)
+        self.stats["adds"] += len(items)
+        group = [(st, fut) for st, fut, prepared in items if prepared]
         try:
-            ready = []
-            for (st, fut), out in zip(group, self.memory.prepare_models([st for st, _ in group])):
+            raw = [(st, fut) for st, fut, prepared in items if not prepared]
+            for (st, fut), out in zip(raw, self.memory.prepare_models([st for st, _ in raw]) if raw else []):
                 if isinstance(out, BaseException):
                     fut.set_exception(out)
                 else:
-                    ready.append((st, fut))
-            group = ready
+                    group.append((st, fut))
             states = [st for st, _ in group]
             outcomes = self.memory.commit_prepared(states) if states else []
             for (st, fut), out in zip(group, outcomes):
@@ -106,7 +108,7 @@ class GroupCommitter:
                 else:
                     fut.set_result(out)
         except BaseException as exc:  # noqa: BLE001 - every waiting caller must hear about it
-            for _, fut in group:
+            for _, fut, _ in items:
                 if not fut.done():
                     fut.set_exception(exc)
 

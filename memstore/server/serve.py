@@ -61,11 +61,13 @@ def check_serve(store: str, host: str, tls: bool) -> None:
 def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, analyst_api: bool = True,
           config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
           log_level: str = "warning", group_commit: bool = True, quiet: bool = False,
-          shard: str | None = None, publish_to: str | None = None, publish_every: str | float = "60s",
-          publish_data_path: str | None = None) -> int:
+          shard: str | None = None, workers: int | None = None, publish_to: str | None = None,
+          publish_every: str | float = "60s", publish_data_path: str | None = None) -> int:
     """Serve `store` until interrupted; returns the exit code. `shard="i/N"`: this server is shard i
-    of N and refuses scopes it does not own (memstore/cluster/shard_guard.py). `publish_to`: publish
-    the store to a DuckLake lake every `publish_every` (memstore/lake/schedule.py)."""
+    of N and refuses scopes it does not own (memstore/cluster/shard_guard.py). `workers` processes
+    (default: one per core; 0: none) run the model work of adds (memstore/pipeline/workers.py);
+    this process reads, commits and answers. `publish_to`: publish the store to a DuckLake lake every
+    `publish_every` (memstore/lake/schedule.py)."""
     import uvicorn
 
     from memstore.memory import Memory
@@ -85,6 +87,7 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     scheme = "https" if tls else "http"
     url = f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
     logging.getLogger("mcp").setLevel(logging.WARNING)     # its session manager's INFO lines are noise here
+    _one_blas_thread()
     memory = Memory(store, config=config, embedded=True)
     write_info(store, url, state="starting")      # clients wait for us instead of hitting the lock
     try:
@@ -110,12 +113,14 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         if not quiet:
             print(f"memstore serve: {store}\n  url   {url}  (API docs at {url}/docs)\n  token "
                   f"{os.environ.get('MEMSTORE_TOKEN') and '$MEMSTORE_TOKEN' or token_file(store)}\n"
+                  f"  workers {memory.workers} (processes preparing adds)\n"
                   f"  Memory({store!r}), the CLI and `memstore ui` now talk to this server. Ctrl-C stops it.",
                   flush=True)
 
     app.router.on_startup.append(announce)
     try:
         _warm(memory)           # before announcing "ready": the first request does not wait for the models
+        memory.start_workers((os.cpu_count() or 1) if workers is None else workers)
     except BaseException:
         remove_info(store, pid=os.getpid())
         memory.close()
@@ -162,6 +167,20 @@ class _Stopped(Exception):
 
 def _stop(signum: int, frame: Any) -> None:
     raise _Stopped(signum)
+
+
+def _one_blas_thread() -> None:
+    """NumPy's BLAS on one thread for the whole server process. Many request threads run spaCy and
+    searches at once; with a BLAS thread per core, spaCy's products switch the count to 1 and back
+    around each product (memstore/providers/thinc_ops.py), which under concurrency cost 5-10x the
+    CPU per add (bench/server.py --workers 0 --infer on, 2 cores, load ~27: owner 150-310 ms per add
+    and 2 adds/s with BLAS threads, 21-33 ms and 15 adds/s with one). The server's parallelism is
+    its requests and its worker processes, not the threads of one product."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of memstore
+        return
+    threadpool_limits(1, user_api="blas")
 
 
 def _warm(memory: Any) -> None:

@@ -42,9 +42,11 @@ class Database:
     """A DuckDB file with memstore's schema, thread-local cursors and one write lock."""
 
     def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False,
-                 scope_cache: ScopeCache | None = None, threads: int | None = None) -> None:
+                 scope_cache: ScopeCache | None = None, threads: int | None = None,
+                 memory_limit: str | None = None) -> None:
         """`threads`: DuckDB worker threads (None: DuckDB's default). It is a setting of the open
-        file in this process, so the last Database opened on the file decides."""
+        file in this process, so the last Database opened on the file decides; so is
+        `memory_limit` (DuckDB's buffer pool, e.g. "1GB"; sorts and joins beyond it spill to disk)."""
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -62,6 +64,10 @@ class Database:
         self._columns: dict[str, dict[str, str]] = {}
         self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
         self._threads = threads
+        self._memory_limit = memory_limit
+        # called after every committed transaction (the store's maintenance: memstore/store/recluster.py)
+        self.commit_listeners: list[Callable[[Database], Any]] = []
+        self.maintenance: Any = None
         self._set_threads()
         self.has_vss = load_extension(self._con, "vss")
         self.has_fts = load_extension(self._con, "fts")
@@ -73,6 +79,8 @@ class Database:
     def _set_threads(self) -> None:
         if self._threads is not None:
             self._con.execute(f"SET threads = {int(self._threads)}")     # an int, never user text
+        if self._memory_limit is not None:      # checked by config (digits and a unit), never user SQL
+            self._con.execute(f"SET memory_limit = '{self._memory_limit}'")
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
@@ -88,6 +96,8 @@ class Database:
         return cur
 
     def close(self) -> None:
+        if self.maintenance is not None:        # a running re-cluster stops after its slice
+            self.maintenance.stop()
         with contextlib.suppress(Exception):
             self._con.close()
         self._drop_file_guard(closing=True)
@@ -541,6 +551,11 @@ class Database:
             finally:
                 self._local.in_transaction = False
                 self._local.cache_follows = False
+            for listener in self.commit_listeners:
+                try:
+                    listener(self)
+                except Exception as exc:  # noqa: BLE001 - maintenance must never fail a committed write
+                    log.warning("commit listener %r failed: %s: %s", listener, type(exc).__name__, exc)
 
 
 _OPEN: dict[str, int] = {}

@@ -53,6 +53,9 @@ class Database(Protocol):
     def rows(self, name: str, params: Any = None, **kw: Any) -> list[Any]: ...
 
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
+# Python objects per cached memory beyond its vector and text: id and hash strings (~140 bytes),
+# list slots, by_id / by_hash dict entries and tuples, expiry and alive (~200 bytes, tracemalloc).
+ROW_OVERHEAD = 400
 
 
 class ScopeEntry:
@@ -71,10 +74,16 @@ class ScopeEntry:
         self.by_hash: dict[str, tuple[int, ...]] = {}
         self.by_id: dict[str, int] = {}
         self.by_slot: dict[str, tuple[tuple[int, dt.datetime], ...]] = {}  # subject|slot -> holders (row, valid_from)
+        self.text_bytes = 0
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        """What this entry holds in memory, estimated: the vector rows allocated, texts, ROW_OVERHEAD a row."""
+        return self.vecs.nbytes + self.text_bytes + ROW_OVERHEAD * len(self.ids)
 
     def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any,
                slots: list[tuple[str | None, Any]] | None = None) -> None:
@@ -93,7 +102,7 @@ class ScopeEntry:
         exp = np.array([NOT_EXPIRING if e is None else np.datetime64(e, "us") for e in expires], "datetime64[us]") \
             if not isinstance(expires, np.ndarray) else expires.astype("datetime64[us]")
         if n0 + k > len(self.vecs):      # grow by doubling: an add appends without copying the scope
-            cap = max(16, 2 * (n0 + k))
+            cap = n0 + k if n0 == 0 else max(16, 2 * (n0 + k))    # a load takes what it holds, no more
             self.vecs = _grow(self.vecs, cap)
             self.expires = _grow(self.expires, cap)
             self.alive = _grow(self.alive, cap)
@@ -109,6 +118,7 @@ class ScopeEntry:
         self.ids += ids
         self.hashes += hashes
         self.texts += texts
+        self.text_bytes += sum(len(t) for t in texts) + 49 * k
 
     def drop(self, ids: list[str]) -> None:
         """Mark memories as no longer current (superseded)."""
@@ -172,8 +182,9 @@ class ScopeCache:
     they store adds. A second Memory on the same file has its own: it sees the first one's
     commits through the files' fingerprint."""
 
-    def __init__(self, max_rows: int = 200_000) -> None:
+    def __init__(self, max_rows: int = 200_000, max_bytes: int = 256 << 20) -> None:
         self.max_rows = max_rows
+        self.max_bytes = max_bytes      # config `scope_cache_mb`: scopes beyond it are evicted, oldest first
         self.entries: collections.OrderedDict[str, ScopeEntry] = collections.OrderedDict()
         self.known_entities: set[str] = set()
         # scope -> (created_at, id) of the messages add() stored, oldest first (exact while cached)
@@ -181,6 +192,9 @@ class ScopeCache:
         self.messages_preloaded = False
         self.lock = threading.RLock()
         self.preloaded = False                   # one full load per process at most
+        # does the whole store fit the budget (None: not known yet)? When it does not, search reads
+        # a cold scope's vectors in its own scan instead of loading the scope here first
+        self.fits_store: bool | None = None
         self.search_reload_at = -float("inf")    # when search last allowed a full reload
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
@@ -258,7 +272,8 @@ class ScopeCache:
             if not self.preloaded:
                 self.preloaded = True
                 total = db.scalar("SELECT count(*) FROM memories WHERE invalidated_at IS NULL")
-                if total <= self.max_rows:
+                self.fits_store = total <= self.max_rows and total * self.row_bytes(db.dim) <= self.max_bytes
+                if self.fits_store:
                     self._load(db, None)
                     return self.entries.setdefault(scope_key, ScopeEntry(db.dim))
             self._load(db, scope_key)
@@ -323,11 +338,27 @@ class ScopeCache:
             e = self.entries.setdefault(str(scopes[lo]), ScopeEntry(db.dim))
             e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi], slots[lo:hi])
 
+    @staticmethod
+    def row_bytes(dim: int) -> int:
+        """Estimated bytes a cached memory takes (vector, ~100 characters of text, overhead)."""
+        return 4 * dim + 150 + ROW_OVERHEAD
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes held by every cached scope (what `max_bytes` bounds)."""
+        with self.lock:
+            return sum(e.nbytes for e in self.entries.values())
+
     def _evict(self) -> None:
+        """Drop least recently used scopes beyond max_rows or max_bytes (the newest one stays)."""
         total = sum(e.size for e in self.entries.values())
-        while total > self.max_rows and len(self.entries) > 1:
+        size = sum(e.nbytes for e in self.entries.values())
+        while (total > self.max_rows or size > self.max_bytes) and len(self.entries) > 1:
             _, old = self.entries.popitem(last=False)
             total -= old.size
+            size -= old.nbytes
+            self.stats["evictions"] += 1
+            self.fits_store = False
 
     def messages_to_prune(self, db: Database, scope_key: str, new: list[tuple[Any, str]], keep: int) -> list[str]:
         """Ids of add()'s messages beyond the newest `keep` once `new` (created_at, id) is stored;

@@ -41,8 +41,11 @@ class ServerProcess:
 
     def start(self) -> "ServerProcess":
         os.makedirs(os.path.dirname(self.store), exist_ok=True)
+        # test servers do their model work in-process unless a test asks for workers: a pool per
+        # server would load spaCy once more per core in every server a test starts
+        workers = [] if any(a.startswith("--workers") for a in self.args) else ["--workers", "0"]
         cmd = [sys.executable, "-m", "memstore.cli", "serve", "--store", self.store, "--port", str(self.port),
-               *self.args]
+               *workers, *self.args]
         if self.config is not None:
             cmd += ["--config", json.dumps(self.config)]
         env = {**os.environ, **(self.env or {})}
