@@ -128,7 +128,7 @@ def repair_missing_exports(rt: Runtime) -> None:
 
 def find_export_checksums(rt: Runtime) -> Rows:
     """Files listed in an export manifest must exist with the listed sha256."""
-    from memstore.governance.erase_exports import sha256_file
+    from memstore.analysis.manifest import sha256_file
 
     out: Rows = []
     for eid, path, _ in _exports(rt):

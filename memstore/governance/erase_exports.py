@@ -16,7 +16,6 @@ loses its entry, and `*.erase-tmp` files (a rewrite's copy, a file being removed
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from memstore.governance.verify_erasure import live_needles, needle_rows
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.scratch import Scratch
 from memstore.store.unit import write_unit
+from memstore.analysis.manifest import sha256_file  # the export manifest's checksum
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -50,15 +50,6 @@ class ExportErasure:
     rows_left: dict[str, int] = field(default_factory=dict)
     live: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's content."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def partition_values(rel_path: str) -> dict[str, str]:
