@@ -119,7 +119,7 @@ EXPECT = {  # a fact each page must show for alice / for sam (from data/demo and
     "Timeline & contradictions": ("No contradictions among the current facts of user:alice",
                                   "same subject and slot lives_in: denver vs austin"),
     "Expirations": ("Alice is in Lisbon this week", "Sam has a gym day pass for the weekend"),   # a transient state
-    "Entities": ("Hub entities (linked to ≥ 6 of 22 memories): Alice.", "Hub entities (linked to ≥ 3 of 6 memories): Sam."),
+    "Entities": ("Hub entities (linked to ≥ 6 of 23 memories): Alice.", "Hub entities (linked to ≥ 3 of 6 memories): Sam."),
     "Governance": ("Erase user:alice", "Erase user:sam"),
 }
 
@@ -333,7 +333,7 @@ def test_erase_needs_the_typed_scope_and_shows_the_receipt(store):
     with Memory(str(store)) as m:
         assert m.frame("memories", user_id="sam").is_empty() and m.frame("messages", user_id="sam").is_empty()
         assert len(m.erasure_receipts(user_id="sam")) == 1
-        assert m.frame("memories", user_id="alice").height == 22      # other scopes untouched
+        assert m.frame("memories", user_id="alice").height == 23      # other scopes untouched
 
 
 # -- opening stores ---------------------------------------------------------------------------------
