@@ -90,15 +90,16 @@ def prepare(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int
 
 
 def prepare_text(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int = 0, backoff_s: float = 1.0,
-                 record_failure: bool = True, steps: tuple = TEXT_STEPS) -> AddState:
+                 record_failure: bool = True, steps: tuple | None = None) -> AddState:
     """validate → context → extract: reads only, nothing is stored.
 
     `extractor` replaces the runtime's for this add (ingest's bulk-parsing offline extractor). A
     retryable LLM error is retried `retries` times with exponential backoff; a failed LLM call is
     recorded as an `llm_error` extraction run (unless `record_failure` is False: the caller
     records it) and re-raised. `steps` runs a part: READ_STEPS (the store's reads, in the process
-    that owns it) or EXTRACT_STEPS (no store needed: what a worker process runs)."""
-    for step in steps:
+    that owns it) or EXTRACT_STEPS (no store needed: what a worker process runs); None: all of TEXT_STEPS
+    (looked up when called, so a test's fault injection on the tuple reaches it)."""
+    for step in TEXT_STEPS if steps is None else steps:
         args = (extractor,) if step is extract_facts and extractor is not None else ()
         for attempt in range(retries + 1):
             try:
