@@ -178,15 +178,14 @@ def conversation_dot(vecs: np.ndarray, group: np.ndarray) -> np.ndarray:
     if len(vecs) == 0:
         return out
     counts = np.bincount(group)
-    if len(group) > 1 and (group[1:] >= group[:-1]).all():   # the usual order: each add() call's rows together
+    multi = counts[group] > 1                          # memories sharing their add() call
+    if not multi.any():                                # every memory alone (facts added one by one)
+        return out
+    if multi.all() and (group[1:] >= group[:-1]).all():   # the usual order: each add() call's rows together
         starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
         means = np.add.reduceat(vecs, starts, axis=0) / counts[group[starts]][:, None].astype(np.float32)
-        out = np.einsum("ij,ij->i", vecs, means[np.cumsum(np.r_[False, group[1:] != group[:-1]])]).astype(np.float64)
-        out[counts[group] == 1] = 1.0
-        return out
-    rows = np.flatnonzero(counts[group] > 1)          # memories sharing their add() call
-    if len(rows) == 0:
-        return out
+        return np.einsum("ij,ij->i", vecs, means[np.cumsum(np.r_[False, group[1:] != group[:-1]])]).astype(np.float64)
+    rows = np.flatnonzero(multi)
     sub = group[rows]
     order = np.argsort(sub, kind="stable")
     sorted_rows, sorted_sub = rows[order], sub[order]
