@@ -156,3 +156,63 @@ def test_a_failed_add_is_put_back_as_prepared_so_a_retry_dedupes_again(m):
     assert retried.results == [] and retried.facts[0].outcome == "duplicate"
     assert len(m.get_all(user_id="ana")["results"]) == 1
     assert_store_healthy(m)
+
+
+def _closures(m):
+    """(user, text, superseded_by's text, invalidated_at) of every closed memory, ids left out."""
+    return m.sql("select a.user_id, a.memory, b.memory as by, a.invalidated_at from memories a "
+                 "join memories b on a.superseded_by = b.id order by a.user_id, a.memory").rows()
+
+
+def _stored_then(m, news):
+    for user in ("ana", "bo", "cy"):
+        m.add("I live in Boston", user_id=user, timestamp="2023-01-01")
+        m.add("I work as a nurse", user_id=user, timestamp="2023-01-02")
+    return [_prepared(m, text, user=user, timestamp=ts) for user, text, ts in news]
+
+
+NEWS = [("ana", "I moved to Seattle", "2023-06-01"), ("bo", "I moved to Porto", "2023-06-02"),
+        ("bo", "I work as a pilot now", "2023-06-03"), ("cy", "I moved to Oslo", "2022-06-01")]
+
+
+def test_a_group_closes_the_stored_memories_it_supersedes_in_one_statement(m, tmp_path):
+    """Every supersession of stored memories in a group is ONE statement at the end of the unit,
+    and leaves exactly what the same adds leave one by one (cy's move predates her Boston
+    fact: it is stored already closed by it)."""
+    seen = []
+    m._rt.db.trace = lambda name, sql, p, dt: seen.append(name)
+    out = commit_adds(_stored_then(m, NEWS), m._rt)
+    assert not any(isinstance(o, BaseException) for o in out)
+    assert [sorted(r["event"] for r in o.results) for o in out[:3]] == [["ADD", "SUPERSEDE"]] * 3
+    closing = [n for n in seen if "supersede_memories" in n]
+    assert closing == ["queries/supersede_memories_batch"]
+    one = Memory(str(tmp_path / "one.duckdb"), config=CONFIG)
+    try:
+        _stored_then(one, [])
+        for user, text, ts in NEWS:
+            one.add(text, user_id=user, timestamp=ts)
+        assert _closures(m) == _closures(one)
+        assert len(_closures(m)) == 4          # the late Oslo fact is born closed by Boston
+    finally:
+        one.close()
+    assert_store_healthy(m)
+
+
+def test_a_scope_copy_that_is_wrong_about_a_stored_memory_rolls_the_group_back_and_retries(m):
+    """The batched supersede trusts the scope cache's 'current'; if the store disagrees, the unit
+    is rolled back and each add is committed again from the store: nothing is closed twice."""
+    states = _stored_then(m, NEWS[:2])
+    boston = m.sql("select id from memories where user_id = 'ana' and memory like '%Boston%'").item()
+    nurse = m.sql("select id from memories where user_id = 'ana' and memory like '%nurse%'").item()
+    m._rt.db.run("queries/supersede_memories", {"ids": [boston], "scope_key": states[0].scope.key,
+                 "at": states[0].now, "new_id": nurse, "now": states[0].now}, writes=True)   # behind the copy
+    row = m.sql(f"select hash, memory, embedding, subject || '|' || slot as k, valid_from from memories "
+                f"where id = '{boston}'").rows()[0]
+    entry = m._rt.db.scope_cache.entry(m._rt.db, states[0].scope.key)
+    assert entry.current(boston) is None
+    entry.extend([boston], [row[0]], [row[1]], [row[2]], [None], [(row[3], row[4])])   # a stale copy
+    out = commit_adds(states, m._rt)
+    assert not any(isinstance(o, BaseException) for o in out)
+    assert m.sql(f"select superseded_by from memories where id = '{boston}'").item() == nurse
+    assert m.sql("select count(*) from history where event = 'SUPERSEDE'").item() == 1      # bo's only
+    assert_store_healthy(m)

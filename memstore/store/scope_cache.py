@@ -66,6 +66,7 @@ class ScopeEntry:
         self.ids: list[str] = []
         self.hashes: list[str] = []
         self.texts: list[str] = []
+        self.froms: list[dt.datetime | None] = []     # each row's valid_from (a batched supersede closes from it)
         self.vecs = np.zeros((0, dim), np.float32)
         self.expires = np.zeros(0, "datetime64[us]")
         self.alive = np.zeros(0, bool)
@@ -86,14 +87,18 @@ class ScopeEntry:
         return self.vecs.nbytes + self.text_bytes + ROW_OVERHEAD * len(self.ids)
 
     def extend(self, ids: list[str], hashes: list[str], texts: list[str], vecs: Any, expires: Any,
-               slots: list[tuple[str | None, Any]] | None = None) -> None:
+               slots: list[tuple[str | None, Any]] | None = None, froms: list[Any] | None = None) -> None:
         """Append rows (vectors are normalised here); `slots[i]` is (subject|slot key the memory
-        holds or None, its valid_from)."""
+        holds or None, when it holds it from); `froms[i]` the row's stored valid_from (default:
+        the slot's since, which is what add() stores)."""
+        if froms is None:
+            froms = [since for _, since in slots] if slots is not None else [None] * len(ids)
         fresh = [j for j, mid in enumerate(ids) if mid not in self.by_id]   # a load may already hold them
         if len(fresh) < len(ids):
             ids, hashes, texts = ([xs[j] for j in fresh] for xs in (ids, hashes, texts))
             vecs, expires = [vecs[j] for j in fresh], [expires[j] for j in fresh]
             slots = [slots[j] for j in fresh] if slots is not None else None
+            froms = [froms[j] for j in fresh]
         n0, k = len(self.ids), len(ids)
         if k == 0:
             return
@@ -118,7 +123,13 @@ class ScopeEntry:
         self.ids += ids
         self.hashes += hashes
         self.texts += texts
+        self.froms += froms
         self.text_bytes += sum(len(t) for t in texts) + 49 * k
+
+    def current(self, mid: str) -> int | None:
+        """The row of memory `mid` if this copy holds it as current (not superseded), else None."""
+        j = self.by_id.get(mid)
+        return j if j is not None and self.alive[j] else None
 
     def drop(self, ids: list[str]) -> None:
         """Mark memories as no longer current (superseded)."""
@@ -333,10 +344,11 @@ class ScopeCache:
         exp[np.isnat(exp)] = NOT_EXPIRING
         ids, hashes, texts = (table.column(c).to_pylist() for c in ("id", "hash", "memory"))
         slots = list(zip(table.column("slot_key").to_pylist(), table.column("slot_from").to_pylist()))
+        froms = table.column("valid_from").to_pylist()
         bounds = np.flatnonzero(scopes[1:] != scopes[:-1]) + 1      # rows come ordered by scope
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(scopes)]):
             e = self.entries.setdefault(str(scopes[lo]), ScopeEntry(db.dim))
-            e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi], slots[lo:hi])
+            e.extend(ids[lo:hi], hashes[lo:hi], texts[lo:hi], vecs[lo:hi], exp[lo:hi], slots[lo:hi], froms[lo:hi])
 
     @staticmethod
     def row_bytes(dim: int) -> int:
