@@ -25,7 +25,7 @@ from memstore.api.interop import InteropAPI
 from memstore.api.tokens import TokenAPI
 from memstore.api.truth import TruthAPI
 from memstore.core.config import MemoryConfig
-from memstore.core.errors import ArgumentError, IdentityError, MemstoreError, NotFoundError
+from memstore.core.errors import ArgumentError, IdentityConflictError, IdentityError, MemstoreError, NotFoundError
 from memstore.core.identity import Scope, check_metadata
 from memstore.governance.forget_scope import finish_pending
 from memstore.pipeline.add import commit_add, commit_adds, prepare, prepare_in_pool, prepare_models, prepare_text, run_add
@@ -450,6 +450,7 @@ def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_i
             continue
         value = value.strip() if isinstance(value, str) else value
         if key in filters and filters[key] != value:
-            raise IdentityError(f"{key} given twice with different values", key=key)
+            raise IdentityConflictError(f"{key} given twice with different values (as an argument and in filters)",
+                                        hint=f"give {key} once", key=key)
         filters[key] = value
     return filters

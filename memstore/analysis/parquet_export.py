@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memstore.analysis.frames import check_scope
 from memstore.analysis.manifest import FORMAT, FORMAT_VERSION, MANIFEST, parquet_rows, sha256_file, write_manifest  # noqa: F401
 from memstore.store.quoting import sql_ident, sql_string
-from memstore.core.errors import ExportError, ReadOnlyError
+from memstore.core.errors import ExportError, ExportExistsError, ReadOnlyError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.ids import new_id
 from memstore.store.unit import write_unit
@@ -130,11 +130,18 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
                           hint=f"use one of {', '.join(PARTITION_KEYS)}, or None for one file per table")
     scope = check_scope(scope)
     out = Path(directory).resolve()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ExportError(f"export directory {out} exists and is not empty",
-                          hint="choose a new directory: an export never overwrites files", path=str(out))
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise ExportExistsError(f"export directory {out} exists and is not empty",
+                                    hint="choose a new directory: an export never overwrites files", path=str(out))
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:     # a file where a folder of the path should be
+        raise ExportExistsError(f"cannot make export directory {out}: {exc.strerror}",
+                                hint="choose a new directory: an export never overwrites files", path=str(out)) from None
+    except OSError as exc:      # a name too long, no permission, a read-only disk
+        raise ExportError(f"cannot make export directory {out}: {exc.strerror or exc}",
+                          hint="choose a directory you can write to", path=str(out)) from None
     export_id, now = new_id(), dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     try:
         with db.snapshot("export"):               # one snapshot for every table

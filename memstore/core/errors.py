@@ -81,14 +81,33 @@ class ReadOnlyError(MemstoreError):
     """A write statement was sent through a read-only interface."""
 
 
+class ConflictError(MemstoreError):
+    """The request conflicts with what exists (HTTP 409): a name taken, a directory not empty."""
+
+
+class IdentityConflictError(ConflictError, IdentityError):
+    """One call names two different values for the same identity key (HTTP 409)."""
+
+
 class ExportError(MemstoreError, ValueError):
     """A Parquet export cannot be written or read back: target not empty, manifest missing, or a
     file missing / altered (checksum or row count differs from manifest.json)."""
 
 
+class ExportExistsError(ConflictError, ExportError):
+    """The export directory exists and holds files: an export never overwrites (HTTP 409)."""
+
+
 # -- one store, many processes (memstore serve) -------------------------------------------------
 class StoreLockedError(MemstoreError):
     """Another process holds the store file and it is not a memstore server we can talk to."""
+
+
+class StoreBusyError(MemstoreError):
+    """The store could not do this now (a CHECKPOINT waited in vain for another connection's write
+    to finish). Retryable: nothing was changed."""
+
+    retryable = True
 
 
 class StoreNotFoundError(MemstoreError, FileNotFoundError):
@@ -163,6 +182,10 @@ class ErasureIncompleteError(ErasurePendingError):
 
 class RewriteError(MemstoreError):
     """The database file could not be rewritten; the original file is untouched."""
+
+
+class TokenExistsError(ConflictError, InvalidInputError):
+    """A token of that name exists already (HTTP 409)."""
 
 
 class InputError(InvalidInputError):

@@ -22,7 +22,13 @@ _FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M:%S
 def parse_time(value: object, what: str = "timestamp") -> dt.datetime:
     """datetime, date, epoch seconds or an ISO-8601 / LoCoMo-style string → naive UTC datetime."""
     if isinstance(value, dt.datetime):
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+        if not value.tzinfo:
+            return value
+        try:
+            return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            raise TimeParseError(f"cannot read {what} {value!r}: in UTC it falls outside years 1-9999",
+                                 hint="use a time within years 1-9999") from None
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -38,6 +44,9 @@ def parse_time(value: object, what: str = "timestamp") -> dt.datetime:
             return parse_time(dt.datetime.fromisoformat(s.replace("Z", "+00:00")), what)
         except ValueError:
             pass
+        except OverflowError:     # "0001-01-01T00:00+01:00": in UTC it falls before year 1
+            raise TimeParseError(f"cannot read {what} {value!r}: in UTC it falls outside years 1-9999",
+                                 hint="use a time within years 1-9999") from None
         for fmt in _FORMATS:
             try:
                 return dt.datetime.strptime(s, fmt)

@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import InvalidInputError, NotFoundError
+from memstore.core.errors import InvalidInputError, NotFoundError, TokenExistsError
 from memstore.core.identity import IDENTITY_KEYS, Scope
 from memstore.core.timeutil import parse_time
 from memstore.store.unit import write_unit
@@ -112,7 +112,7 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
         raise InvalidInputError(f"expires {expires!r} is in the past ({expires_at:%Y-%m-%d %H:%M} UTC)",
                                 hint="give a duration such as 30d or 12h, or a future date")
     if db.rows("queries/tokens/token_exists", {"name": name}):
-        raise InvalidInputError(f"a token named {name!r} exists already",
+        raise TokenExistsError(f"a token named {name!r} exists already",
                                 hint=f"choose another name, or revoke it first: memstore token revoke {name}")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with write_unit(db, "create_token"):

@@ -43,16 +43,16 @@ def resolve_memories(rt: Runtime, keep: str, supersede: Any = None, dismiss: Any
     sup, dis = _ids(supersede, "supersede"), _ids(dismiss, "dismiss")
     if not sup and not dis:
         raise ResolveError("nothing to resolve", hint="pass supersede=[ids] and/or dismiss=[ids]")
-    both = set(sup) & set(dis)
-    if keep in sup or keep in dis or both:
-        bad = keep if keep in sup or keep in dis else sorted(both)[0]
-        raise ResolveError(f"memory {bad!r} is given twice", hint="keep, supersede and dismiss must not overlap")
     db, cfg = rt.db, rt.config
     with db.write_lock:     # the checks and the writes see the same store
         rows = {r["id"]: r for r in db.dicts("queries/memories_validity", {"ids": [keep, *sup, *dis]})}
-        for mid in [keep, *sup, *dis]:
+        for mid in [keep, *sup, *dis]:      # an unknown id first (404), then how the known ones relate
             if mid not in rows:
                 raise NotFoundError(f"no memory with id {mid!r} — list candidates with m.contradictions(user_id=...)")
+        both = set(sup) & set(dis)
+        if keep in sup or keep in dis or both:
+            bad = keep if keep in sup or keep in dis else sorted(both)[0]
+            raise ResolveError(f"memory {bad!r} is given twice", hint="keep, supersede and dismiss must not overlap")
         kept = rows[keep]
         for mid in [keep, *sup, *dis]:
             r = rows[mid]

@@ -45,6 +45,8 @@ class _Compiler:
             return exp.TryCast(this=col, to=exp.DataType.build("DOUBLE")) if numeric else col
         if not isinstance(key, str) or not key:
             raise FilterError(f"filter key {key!r} is not a non-empty string")
+        if key.startswith(("$", "/")):     # DuckDB would read the key as a JSON path / pointer: quote it
+            key = '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
         value = exp.func("json_extract_string", exp.column("metadata", table=self.alias), self.param(key))
         return exp.TryCast(this=value, to=exp.DataType.build("DOUBLE")) if numeric else value
 

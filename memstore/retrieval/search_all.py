@@ -51,7 +51,7 @@ def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str,
     if exact:
         sql = load_sql("queries/search_all_exact").replace("/*WHERE*/", f"({cond}) AND {vis}")
         with registered(db, "qvec", vectors_table(vec, db.dim)):
-            rows = db.dicts("search_all_exact", params, sql=sql)
+            rows = db.dicts("search_all_exact", _used(params, sql), sql=sql)
     else:
         ensure_hnsw(db)
         sql = load_sql("queries/search_all_hnsw").replace("/*QVEC*/", vector_literal(vec[0], db.dim)) \
@@ -60,8 +60,18 @@ def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str,
         params["ids"] = list(scores)
         params.pop("limit")
         sql = load_sql("queries/search_all_rows").replace("/*WHERE*/", f"({cond}) AND {vis}")
-        rows = db.dicts("search_all_rows", params, sql=sql) if scores else []
+        rows = db.dicts("search_all_rows", _used(params, sql), sql=sql) if scores else []
         for r in rows:
             r["score"] = scores[r["id"]]
         rows = sorted(rows, key=lambda r: -r["score"])[: int(top_k)]
     return {"results": [memory_record(r, r["score"]) for r in rows]}
+
+
+def _used(params: dict[str, Any], sql: str) -> dict[str, Any]:
+    """The parameters `sql` names: $now only where the visibility rule reads the clock (show_expired
+    with include_superseded reads nothing of it, and DuckDB refuses a parameter it does not use).
+
+    >>> _used({"now": 1, "limit": 2}, "LIMIT $limit")
+    {'limit': 2}
+    """
+    return {k: v for k, v in params.items() if f"${k}" in sql}

@@ -15,52 +15,77 @@ do). Adds go through the group committer.
 """
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Literal, Optional
 
-from fastapi import Body, Depends, FastAPI, Request
+from fastapi import Body, Depends, FastAPI, Path as PathParam, Query as QueryParam, Request
 from fastapi.responses import RedirectResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 import memstore
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
-from memstore.core.errors import AuthError, IdentityError, MemstoreError, NotFoundError
+from memstore.core.errors import (AuthError, IdentityError, InvalidInputError, MemstoreError, NotFoundError,
+                                  ScopeViolation)
 from memstore.server.auth import Access
 from memstore.server.errors import install_error_envelope
 from memstore.server.openapi import as_call, call_arguments, document_api
+from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
+                                            check_json_upload, valid_unicode)
 
 # HTTP status for each error family (the JSON body names the exact class).
-_STATUS = (("TokenRightsError", 403), ("AuthError", 401), ("NotFoundError", 404), ("StoreNotFoundError", 404),
-           ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("StoreLockedError", 423),
+_STATUS = (("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
+           ("StoreNotFoundError", 404),
+           ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("ConflictError", 409),
+           ("MissingFileError", 404), ("StoreBusyError", 409), ("StoreLockedError", 423),
            ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("WrongShardError", 421),
            ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
            ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
 _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
 
 
+_IDENTITY_ANY_OF = {"anyOf": [{"required": [k], "properties": {k: {"$ref": "#/components/schemas/IdentityValue"}}}
+                              for k in ("user_id", "agent_id", "run_id")]}
+Ident = Optional[Name]
+
+
 class Message(BaseModel):
-    role: str = Field(..., description="Role of the message (user or assistant).")
+    model_config = STRICT
+    role: Annotated[str, Field(min_length=1, max_length=100, description="Role of the message (user or assistant).")]
     content: str = Field(..., description="Message content.")
 
 
-class MemoryCreate(BaseModel):
-    messages: List[Message] = Field(..., description="Messages to extract memories from.")
-    user_id: Optional[str] = None
-    agent_id: Optional[str] = None
-    run_id: Optional[str] = None
-    metadata: Optional[Dict[str, Any]] = None
+class _Mem0Body(BaseModel):
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return valid_unicode(data)
+
+
+class MemoryCreate(_Mem0Body):
+    model_config = ConfigDict(**STRICT, json_schema_extra=_IDENTITY_ANY_OF)
+    messages: Annotated[List[Message], Field(min_length=1, description="Messages to extract memories from.")]
+    user_id: Ident = None
+    agent_id: Ident = None
+    run_id: Ident = None
+    metadata: Optional[Dict[str, Any]] = Field(None)
     infer: Optional[bool] = Field(None, description="False stores the messages as they are (no extraction).")
 
 
-class SearchRequest(BaseModel):
-    query: str = Field(..., description="Search query.")
-    user_id: Optional[str] = None
-    run_id: Optional[str] = None
-    agent_id: Optional[str] = None
-    filters: Optional[Dict[str, Any]] = None
-    top_k: Optional[int] = Field(None, description="Number of results (memstore's default: 20).")
-    limit: Optional[int] = Field(None, description="mem0's older name for top_k.")
-    threshold: Optional[float] = None
+class SearchRequest(_Mem0Body):
+    model_config = ConfigDict(**STRICT, json_schema_extra=_IDENTITY_ANY_OF)
+    query: Query
+    user_id: Ident = None
+    run_id: Ident = None
+    agent_id: Ident = None
+    filters: Optional[Dict[str, Any]] = Field(None)
+    top_k: Optional[Count] = Field(None, description="Number of results (memstore's default: 20).")
+    limit: Optional[Count] = Field(None, description="mem0's older name for top_k.")
+    threshold: Optional[Annotated[float, Field(ge=-1e6, le=1e6)]] = None
+
+
+UploadFormat = Literal["auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet"]
+MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
+_IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
 
 
 def error_body(exc: BaseException) -> tuple[int, Dict[str, Any]]:
@@ -144,14 +169,14 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         return _json(add([m.model_dump() for m in body.messages], **params))
 
     @app.get("/memories", summary="Get memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
-    def mem0_get_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
-                     agent_id: Optional[str] = None, limit: int = 100) -> Response:
-        if not any([user_id, run_id, agent_id, access.scoped()]):
-            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
+    def mem0_get_all(user_id: _IdentityQuery = None, run_id: _IdentityQuery = None,
+                     agent_id: _IdentityQuery = None,
+                     limit: Annotated[int, QueryParam(ge=1, le=100_000)] = 100) -> Response:
+        _require_scope("GET /memories", user_id, agent_id, run_id, access)
         return _json(memory.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, top_k=limit))
 
     @app.get("/memories/{memory_id}", summary="Get a memory (mem0)", dependencies=auth, tags=["mem0"])
-    def mem0_get(memory_id: str) -> Response:
+    def mem0_get(memory_id: MemoryIdPath) -> Response:
         rec = memory.get(memory_id)
         if rec is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -166,32 +191,25 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         return _json(memory.search(body.query, **params))
 
     @app.put("/memories/{memory_id}", summary="Update a memory (mem0)", dependencies=auth, tags=["mem0"])
-    def mem0_update(memory_id: str, updated_memory: Any = Body(...)) -> Response:
-        if isinstance(updated_memory, str):
-            text, meta = updated_memory, None
-        elif isinstance(updated_memory, dict):
-            text = next((updated_memory[k] for k in ("text", "data", "memory") if updated_memory.get(k)), None)
-            meta = updated_memory.get("metadata")
-        else:
-            raise ValueError("the body must be the new text, or {\"text\": ..., \"metadata\": {...}}")
+    def mem0_update(memory_id: MemoryIdPath, updated_memory: Any = Body(...)) -> Response:
+        text, meta = _update_body(valid_unicode(updated_memory))
         out = memory.update(memory_id, text=text, metadata=meta)
         return _json({"message": "Memory updated successfully!", **out} if isinstance(out, dict) else out)
 
     @app.get("/memories/{memory_id}/history", summary="History of a memory (mem0)", dependencies=auth,
              tags=["mem0"])
-    def mem0_history(memory_id: str) -> Response:
+    def mem0_history(memory_id: MemoryIdPath) -> Response:
         return _json(memory.history(memory_id))
 
     @app.delete("/memories/{memory_id}", summary="Delete a memory (mem0)", dependencies=auth, tags=["mem0"])
-    def mem0_delete(memory_id: str) -> Response:
+    def mem0_delete(memory_id: MemoryIdPath) -> Response:
         memory.delete(memory_id)
         return _json({"message": "Memory deleted successfully"})
 
     @app.delete("/memories", summary="Delete all memories of a scope (mem0)", dependencies=auth, tags=["mem0"])
-    def mem0_delete_all(user_id: Optional[str] = None, run_id: Optional[str] = None,
-                        agent_id: Optional[str] = None) -> Response:
-        if not any([user_id, run_id, agent_id, access.scoped()]):
-            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required")
+    def mem0_delete_all(user_id: _IdentityQuery = None, run_id: _IdentityQuery = None,
+                        agent_id: _IdentityQuery = None) -> Response:
+        _require_scope("DELETE /memories", user_id, agent_id, run_id, access)
         out = memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
         return _json({"message": "All relevant memories deleted", "deleted": out.get("deleted")})
 
@@ -207,9 +225,11 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
 
     @app.post("/v1/ingest_upload", summary="Ingest a chat export sent as the request body", dependencies=auth,
               tags=["memstore"])
-    async def ingest_upload(request: Request, filename: str, user_id: Optional[str] = None,
-                            agent_id: Optional[str] = None, run_id: Optional[str] = None,
-                            format: str = "auto") -> Response:
+    async def ingest_upload(request: Request,
+                            filename: Annotated[str, QueryParam(pattern=NAME_PATTERN, max_length=255)],
+                            user_id: _IdentityQuery = None, agent_id: _IdentityQuery = None,
+                            run_id: _IdentityQuery = None, format: UploadFormat = "auto") -> Response:
+        _require_scope("POST /v1/ingest_upload", user_id, agent_id, run_id, request.app.state.access)
         from starlette.concurrency import run_in_threadpool
 
         suffix = os.path.splitext(os.path.basename(filename))[1][:16]
@@ -219,6 +239,8 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
             async for chunk in request.stream():
                 fh.write(chunk)
         try:
+            if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+                check_json_upload(path)
             report = await run_in_threadpool(memory.ingest_upload, path, user_id=user_id, agent_id=agent_id,
                                              run_id=run_id, format=format)
         finally:
@@ -235,6 +257,33 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
             mount_mcp(app, inner, token=token, authorize=access.mcp_authorize(_AddsThrough(inner, commit_add)))
     document_api(app)
     return app
+
+
+def _require_scope(route: str, user_id: Any, agent_id: Any, run_id: Any, access: Access) -> None:
+    """403 for a call that names no scope: with the admin token it would read or change every
+    scope's memories, which mem0's paths never do (a scoped token's own scope counts)."""
+    if not any([user_id, agent_id, run_id, access.scoped()]):
+        raise ScopeViolation(f"{route} needs user_id, agent_id or run_id: without one it would reach every scope",
+                             hint="name the scope, e.g. ?user_id=alice (or use a token that carries one)")
+
+
+def _update_body(body: Any) -> tuple[str, Optional[Dict[str, Any]]]:
+    """(text, metadata) of a PUT /memories/{id} body: the new text, or {"text": ..., "metadata": ...}."""
+    if isinstance(body, str):
+        if not body.strip() or "\x00" in body:
+            raise InvalidInputError("the new text is empty", hint='send the text, or {"text": ..., "metadata": {...}}')
+        return body, None
+    try:
+        model = MemoryUpdate.model_validate(body)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())) or 'body'}: {e.get('msg')}"
+                             for e in exc.errors()[:5])
+        raise InvalidInputError(f"the body must be the new text, or {{\"text\": ..., \"metadata\": {{...}}}}: {problems}",
+                                hint="see PUT /memories/{memory_id} in /docs") from None
+    text = model.text or model.data or model.memory
+    if text is None:
+        raise InvalidInputError("the body names no new text", hint='send {"text": ..., "metadata": {...}}')
+    return text, model.metadata
 
 
 class _AddsThrough:
@@ -264,7 +313,7 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         from starlette.concurrency import run_in_threadpool
 
         raw = await request.body()
-        body = loads(raw) if raw else {}
+        body = valid_unicode(loads(raw)) if raw else {}
         if not isinstance(body, dict):
             raise ValueError('the body must be {"args": [...], "kwargs": {...}}')
         kwargs = call_arguments(spec, body)

@@ -9,7 +9,9 @@ constraints the library checks.
 >>> sorted(model.model_fields)[:3], model.model_config["extra"]
 (['agent_id', 'as_of', 'filters'], 'forbid')
 >>> call_arguments(METHODS["get"], {"args": ["m1"], "kwargs": {"user_id": "alice"}})
-{'user_id': 'alice', 'memory_id': 'm1'}
+{'memory_id': 'm1', 'user_id': 'alice'}
+>>> call_arguments(METHODS["get_all"], {"kwargs": {"user_id": "alice", "top_k": 5.0}})     # 5.0 is an integer
+{'user_id': 'alice', 'top_k': 5}
 """
 from __future__ import annotations
 
@@ -25,23 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.core.errors import ArgumentError
 from memstore.server.errors import ErrorBody
+from memstore.server.openapi_rules import (COMPONENTS, FILTER_ARGUMENTS, ID_PATTERN, NAME_PATTERN, UPLOAD_BODY, MemoryUpdate,
+                                            argument_type, request_rules, response_schema)
 from memstore.wire.format import ARROW_STREAM
 
-ID_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"   # printable, not blank (as check_id)
-DOC_ID_PATTERN = r"^[0-9A-Za-z_.:-]{1,200}$"   # documented: the ids add() hands out (UUIDs)
-NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"   # not blank, no NUL (as identity._clean): "alice\n" is alice
-_CONSTRAINED: Dict[str, Any] = {
-    "memory_id": Field(..., pattern=ID_PATTERN, max_length=200),
-    "user_id": Field(None, pattern=NAME_PATTERN),
-    "agent_id": Field(None, pattern=NAME_PATTERN),
-    "run_id": Field(None, pattern=NAME_PATTERN),
-    "actor_id": Field(None, pattern=NAME_PATTERN),
-    "top_k": Field(None, ge=1, le=100_000),
-    "limit": Field(None, ge=1, le=100_000),
-}
 ERROR_STATUSES = {400: "Bad input: the message names the argument and what to do", 401: "Missing or wrong bearer token",
                   403: "Not allowed for this token or scope", 404: "No such memory, store, file or route",
-                  405: "Method not allowed (see Allow)", 409: "Conflict: a duplicate, or a read-only store",
+                  405: "Method not allowed (see Allow)",
+                  409: "Conflict: a name or directory taken, two values for one key, a read-only or busy store "
+                       "(StoreBusyError: retry)",
                   422: "The request does not match this schema", 423: "The store is locked by another process",
                   500: "A write failed and was rolled back", 502: "The LLM answered wrongly",
                   503: "The LLM or the store is unavailable: retry"}
@@ -78,30 +72,20 @@ def _json_type(hint: Any) -> Any:
 
 @lru_cache(maxsize=None)
 def call_model(spec: MethodSpec) -> type[BaseModel]:
-    """The keyword arguments of `Memory.<method>` as a pydantic model (unknown keys refused)."""
+    """The keyword arguments of `Memory.<method>` as a pydantic model (unknown keys refused): each
+    argument's type from memstore/server/openapi_rules.py, else from the signature."""
     hints = _hints(spec)
     fields: Dict[str, Any] = {}
     for p in _params(spec):
-        hint = _json_type(hints.get(p.name, Any))
         required = p.default is inspect.Parameter.empty
-        if p.name in _CONSTRAINED:
-            base = str if p.name.endswith("_id") else int
-            fields[p.name] = (base if required else Optional[base], _field(_CONSTRAINED[p.name], required))
-        else:
-            default = ... if required else (p.default if isinstance(p.default, (str, int, float, bool, type(None)))
-                                            else None)
-            fields[p.name] = (hint, default)
-    return create_model(f"{spec.name}_arguments", __config__=ConfigDict(extra="forbid", strict=True,
-                                                                       arbitrary_types_allowed=True), **fields)
-
-
-def _field(info: Any, required: bool) -> Any:
-    kwargs = {}
-    for m in info.metadata:
-        for attr in ("pattern", "max_length", "ge", "le"):
-            if getattr(m, attr, None) is not None:
-                kwargs[attr] = getattr(m, attr)
-    return Field(... if required else None, **kwargs)
+        default = ... if required else (p.default if isinstance(p.default, (str, int, float, bool, type(None)))
+                                        else list(p.default) if isinstance(p.default, tuple) else None)
+        hint = argument_type(spec.name, p.name, p.default)
+        if hint is None:
+            hint = _json_type(hints.get(p.name, Any))
+        fields[p.name] = (hint, default)
+    config = ConfigDict(extra="forbid", strict=True, regex_engine="python-re", arbitrary_types_allowed=True)
+    return create_model(f"{spec.name}_arguments", __config__=config, **fields)
 
 
 def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
@@ -124,7 +108,7 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
             raise ArgumentError(f"{spec.name}() got {name!r} twice (in args and kwargs)", argument=name)
         kwargs[name] = value
     try:
-        call_model(spec).model_validate(kwargs)
+        checked = call_model(spec).model_validate(kwargs)
     except ValidationError as exc:
         problems = []
         for e in exc.errors()[:10]:
@@ -133,7 +117,7 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
                             else f"{where}: {e.get('msg')}")
         raise ArgumentError(f"{spec.name}(): {'; '.join(problems)}",
                             hint=f"{spec.name}() takes: {', '.join(names)}", arguments=", ".join(names)) from None
-    return kwargs
+    return checked.model_dump(include=set(kwargs), exclude_unset=True)     # as checked: 85.0 -> 85
 
 
 def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[str, Any]]:
@@ -170,6 +154,8 @@ def document_api(app: FastAPI) -> None:
             ref_template="#/components/schemas/{model}").pop("$defs", {}).items()})
         schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas["ErrorBody"].pop("$defs", None)
+        schemas.update(COMPONENTS)
+        schemas["MemoryUpdate"] = MemoryUpdate.model_json_schema(ref_template="#/components/schemas/{model}")
         for path, ops in doc.get("paths", {}).items():
             for method, op in ops.items():
                 _document_operation(path, method, op, schemas)
@@ -181,55 +167,46 @@ def document_api(app: FastAPI) -> None:
 
 def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dict[str, Any]) -> None:
     responses = op.setdefault("responses", {})
-    responses.pop("422", None)
+    name = path.rsplit("/", 1)[-1] if path.startswith("/v1/") else None
     ok = responses.setdefault("200", {"description": "Success"})
-    ok.setdefault("content", {"application/json": {"schema": {}}})
+    ok["content"] = {"application/json": {"schema": response_schema(method, path, name)}}
     if path == "/health":
         return
     responses.update(_errors())
     for param in op.get("parameters", []):
-        name = param.get("name")
-        if name == "memory_id":
-            param["schema"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
-        elif name in ("user_id", "agent_id", "run_id"):
-            param["schema"] = {"type": "string", "pattern": NAME_PATTERN}
-        elif name == "limit":
-            param["schema"] = {"type": "integer", "minimum": 1, "maximum": 100000, "default": 100}
-    name = path.rsplit("/", 1)[-1]
-    if path.startswith("/v1/") and name in METHODS:
+        if param.get("name") == "memory_id":
+            param["schema"] = {"type": "string", "pattern": ID_PATTERN, "maxLength": 200}
+    if name in METHODS:
         spec = METHODS[name]
         model = call_model(spec)
         kw = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(kw.pop("$defs", {}))
-        if "memory_id" in kw.get("properties", {}):      # document the ids add() hands out
-            kw["properties"]["memory_id"] = {"type": "string", "pattern": DOC_ID_PATTERN, "maxLength": 200}
+        for arg, component in FILTER_ARGUMENTS.items():
+            if arg in kw.get("properties", {}):
+                kw["properties"][arg] = {"anyOf": [{"$ref": f"#/components/schemas/{component}"}, {"type": "null"}],
+                                         "default": None}
+        rules = request_rules(spec.name)
+        kw.update(rules)
         schemas[model.__name__] = kw
+        needs_kwargs = bool(kw.get("required") or rules.get("anyOf"))
         body = {"type": "object", "additionalProperties": False,
                 "properties": {"kwargs": {"$ref": f"#/components/schemas/{model.__name__}"},
                                "args": {"type": "array", "maxItems": 0,
                                         "description": "Positional arguments (deprecated: pass them in kwargs)."}},
-                "required": ["kwargs"] if kw.get("required") else []}
-        op["requestBody"] = {"required": bool(kw.get("required")), "content": {"application/json": {"schema": body}}}
+                "required": ["kwargs"] if needs_kwargs else []}
+        op["requestBody"] = {"required": needs_kwargs, "content": {"application/json": {"schema": body}}}
         if spec.returns == "frame":
             ok["content"] = {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}}
             ok["description"] = "The frame as an Apache Arrow IPC stream"
     if path == "/memories/{memory_id}" and method == "put":
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"oneOf": [
-            {"type": "string", "minLength": 1, "description": "The new text."},
-            {"type": "object", "properties": {"text": {"type": "string", "minLength": 1},
-                                              "metadata": {"type": "object"}},
-             "required": ["text"], "additionalProperties": False}]}}}}
-    if path in ("/memories", "/search") and method == "post":
-        ref = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref")
-        model = schemas.get(ref.rsplit("/", 1)[-1]) if ref else None
-        if model:
-            for key in ("user_id", "agent_id", "run_id"):
-                if key in model.get("properties", {}):
-                    model["properties"][key] = {"type": "string", "pattern": NAME_PATTERN}
-            model["anyOf"] = [{"required": [k]} for k in ("user_id", "agent_id", "run_id")]
-            if "messages" in model.get("properties", {}):
-                model["properties"]["messages"]["minItems"] = 1
-                message = schemas.get("Message", {}).get("properties", {})
-                if "role" in message:
-                    message["role"].update({"minLength": 1, "maxLength": 100})
-            model["additionalProperties"] = False
+            {"type": "string", "pattern": NAME_PATTERN, "description": "The new text."},
+            {"$ref": "#/components/schemas/MemoryUpdate"}]}}}}
+    if path == "/v1/ingest_upload":
+        op["requestBody"] = UPLOAD_BODY
+    for model in ("MemoryCreate", "SearchRequest", "MemoryUpdate"):
+        props = schemas.get(model, {}).get("properties", {})
+        for arg, component in FILTER_ARGUMENTS.items():
+            if arg in props:
+                props[arg] = {"anyOf": [{"$ref": f"#/components/schemas/{component}"}, {"type": "null"}],
+                              "default": None}

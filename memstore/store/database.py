@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
-                             StoreLockedError, StoreMismatchError, StoreWriteError)
+                             StoreBusyError, StoreLockedError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
@@ -287,11 +287,22 @@ class Database:
         if writes:      # a named fault point per write statement (tests inject faults here)
             self.checkpoint(f"write:{name.rsplit('/', 1)[-1]}")
         start = time.perf_counter()
-        try:
-            cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
-        except duckdb.Error as exc:
-            self._raise_if_fatal(exc)
-            raise QueryError(name, text, params, exc) from exc
+        for attempt in range(_CHECKPOINT_TRIES):
+            try:
+                if writes and not self.in_transaction:      # an autocommitted write: not during a CHECKPOINT
+                    with self.write_lock:
+                        cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
+                else:
+                    cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
+                break
+            except duckdb.Error as exc:
+                self._raise_if_fatal(exc)
+                if "Cannot CHECKPOINT" not in str(exc):
+                    raise QueryError(name, text, params, exc) from exc
+                if attempt == _CHECKPOINT_TRIES - 1:   # a write of another connection still open: say so
+                    raise StoreBusyError(f"{name}: the store's file could not be checkpointed while another "
+                                         f"connection's write was open", step=name) from exc
+                time.sleep(min(0.05 * (attempt + 1), 0.25))     # wait for that writer to commit
         if self.trace is not None:
             self.trace(name, text, params, time.perf_counter() - start)
         if writes and not self.in_transaction:
@@ -560,6 +571,7 @@ class Database:
 
 _OPEN: dict[str, int] = {}
 _OPEN_LOCK = threading.Lock()
+_CHECKPOINT_TRIES = 20     # ~4.5 s at most: a CHECKPOINT waits while another connection's write is open
 
 
 def _opened(path: str) -> None:
