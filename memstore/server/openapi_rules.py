@@ -141,7 +141,7 @@ _BY_NAME: Dict[str, Any] = {
     "format": Literal[FORMATS],
     "partition_by": Optional[Literal[IDENTITY_KEYS + ("scope_key",)]],
     "scope": Optional[Dict[Literal[IDENTITY_KEYS], Optional[Name]]],
-    "directory": Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-][A-Za-z0-9_./-]{0,199}$",
+    "directory": Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{1,200}$",
                                       description="A new (or empty) directory on the server.")],
     "threshold": Optional[Annotated[float, Field(ge=-1e6, le=1e6)]],
 }
