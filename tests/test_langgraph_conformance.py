@@ -96,8 +96,8 @@ def test_index_with_own_embedding_function(store_path):
         store.put(("user_123", "memories"), "2", {"text": "bbbb bubble"})
         store.put(("user_123", "memories"), "3", {"text": "zzzz"}, index=False)
         hits = store.search(("user_123",), query="zzz")
-        assert [h.key for h in hits] == ["1", "2"]                 # index=False stays out of query search
-        assert 0.5 < hits[0].score <= 1.0 and hits[0].score > hits[1].score
+        assert [h.key for h in hits] == ["1", "2", "3"]            # index=False comes last, unscored (as LangGraph)
+        assert 0.5 < hits[0].score <= 1.0 and hits[0].score > hits[1].score and hits[2].score is None
         assert [h.key for h in store.search(("user_123",), query="bbb", limit=1)] == ["2"]
     finally:
         store.close()
@@ -105,6 +105,22 @@ def test_index_with_own_embedding_function(store_path):
         MemstoreStore(store_path, index={"dims": 0, "embed": _char_embed})
 
 
-def test_index_embed_needs_a_path(memory):
-    with pytest.raises(ConfigError, match="needs a store path"):
-        MemstoreStore(memory, index={"dims": 26, "embed": _char_embed})
+def test_index_embed_over_an_open_memory_keeps_vectors_with_items(memory):
+    """index["embed"] also over a Memory already open (or a served store): the field vectors are
+    kept with each item, each item scores its best field as LangGraph's distance_type says."""
+    def cosine(a, b):
+        return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+    for distance, expect in (("cosine", cosine), ("inner_product", lambda a, b: sum(x * y for x, y in zip(a, b))),
+                             ("l2", lambda a, b: -math.dist(a, b))):
+        memory.reset()
+        store = MemstoreStore(memory, index={"dims": 26, "embed": _char_embed, "fields": ["a", "b"],
+                                             "distance_type": distance})
+        store.put(("docs",), "x", {"a": "aaaa", "b": "zzzz"})
+        store.put(("docs",), "y", {"a": "mmmm"})
+        hit = store.search(("docs",), query="zzz")[0]
+        q = _char_embed(["zzz"])[0]
+        best = max(expect(q, v) for v in _char_embed(["aaaa", "zzzz"]))     # its best field, not its text
+        assert hit.key == "x" and hit.score == pytest.approx(best, abs=1e-6), distance
+    with pytest.raises(ConfigError, match="distance_type"):
+        MemstoreStore(memory, index={"dims": 26, "embed": _char_embed, "distance_type": "manhattan"})

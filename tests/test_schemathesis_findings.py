@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from memstore import Memory
-from memstore.core.errors import (ExportExistsError, NotFoundError, StoreBusyError, TimeParseError,
+from memstore.core.errors import (ExportExistsError, FilterError, NotFoundError, StoreBusyError, TimeParseError,
                                   TokenExistsError)
 from memstore.core.timeutil import parse_time
 from memstore.server.app import create_app
@@ -20,7 +20,7 @@ TOKEN = "t"
 def memory(tmp_path_factory):
     m = Memory(str(tmp_path_factory.mktemp("st") / "s.duckdb"), config={"embedder": {"provider": "hashing"}},
                embedded=True)
-    m.add("I drink green tea", user_id="alice", metadata={"$kind": "drink"}, infer=False)
+    m.add("I drink green tea", user_id="alice", metadata={"kind": "drink"}, infer=False)
     yield m
     m.close()
 
@@ -84,8 +84,10 @@ def test_library_errors_found_by_fuzzing(memory, tmp_path):
         memory.export_parquet(str(tmp_path / "file" / "inside"))   # was a raw NotADirectoryError
     with pytest.raises(NotFoundError):
         memory.resolve("nope", dismiss="nope")         # an unknown id is 404 before any overlap rule
-    hits = memory.search("tea", user_id="alice", filters={"$kind": "drink"})["results"]
-    assert [h["memory"] for h in hits] == ["I drink green tea"]      # "$kind" is a key, not a JSON path
+    with pytest.raises(FilterError):
+        memory.search("tea", user_id="alice", filters={"$kind": "drink"})      # was DuckDB's "JSON path error"
+    hits = memory.search("tea", user_id="alice", filters={"$.kind": "drink"})["results"]
+    assert [h["memory"] for h in hits] == ["I drink green tea"]
     found = memory.search_all("tea", exact=True, show_expired=True, include_superseded=True)["results"]
     assert "I drink green tea" in [h["memory"] for h in found]       # was "excess parameter: now"
 

@@ -18,8 +18,11 @@ application-wide read over this store's LangGraph items, as LangGraph defines it
 replaces the rule (then every read must name a namespace the function accepts).
 
 Embeddings: `index={"dims": 1536, "embed": my_embeddings, "fields": ["text"]}` (LangGraph's index
-config: an `Embeddings`, a function of texts, or "provider:model" via LangChain) makes the store
-embed with that function; the store file then records it as its embedder.
+config: an `Embeddings`, a function of texts, or "provider:model" via LangChain; `distance_type`
+cosine (default), inner_product or l2) makes the store embed each indexed field's text with that
+function and keep the vectors with the item; a query is embedded the same way and each item scores
+its best field's similarity, as LangGraph's stores do (also against `memstore serve`: the vectors
+travel with the item). An embedded store file also records the function as its embedder.
 
 >>> import tempfile, os
 >>> store = MemstoreStore(os.path.join(tempfile.mkdtemp(), "lg.duckdb"), config={"embedder": {"provider": "hashing"}})
@@ -142,11 +145,6 @@ class MemstoreStore(BaseStore):
         embedder = None
         if cfg is not None and cfg.get("embed") is not None:
             embedder = LangGraphEmbedder(cfg["embed"], cfg.get("dims"))
-            if not isinstance(memory, (str, os.PathLike)):
-                raise ConfigError("index['embed'] needs a store path: the Memory given is already open with its own "
-                                  "embedder (and a server embeds with the server's)", key="index.embed",
-                                  hint="MemstoreStore('data/x.duckdb', index={...}), or configure the embedder "
-                                       "of the Memory / server instead")
         if isinstance(memory, (str, os.PathLike)):
             from memstore import Memory
 
@@ -155,14 +153,14 @@ class MemstoreStore(BaseStore):
             self._owns = True
         else:
             self._owns = False
-        if embedder is not None and getattr(memory, "_rt", None) is not None \
-                and memory._rt.embedder is not embedder:
-            self.close()
-            raise ConfigError("index['embed'] cannot be used on a store served by `memstore serve`",
-                              key="index.embed", hint="stop the server, or let it embed with its configured embedder")
         self.memory = memory
         self.index_config = cfg
         self.embeddings = embedder.embeddings if embedder is not None else None
+        self.vector_fields = list(fields or ["$"]) if cfg is not None else ["$"]    # LangGraph's default: the value
+        self.distance = (cfg or {}).get("distance_type") or "cosine"
+        if self.distance not in _SIMILARITY:
+            raise ConfigError(f"index distance_type {self.distance!r} is not one of {', '.join(_SIMILARITY)}",
+                              key="index.distance_type")
         self.text_field, self.fields = text_field, list(fields) if fields else [text_field]
         self.user_position, self.agent_id, self._identity = user_position, agent_id, identity
         self.ttl_config = ttl
@@ -285,6 +283,8 @@ class MemstoreStore(BaseStore):
         meta = {"langgraph": {"namespace": list(ns), "depth": len(ns), "key": key, "ttl": ttl,
                               "indexed": op.index is not False}, "value": value}
         text = self._text(value, op.index)
+        if self.embeddings is not None and op.index is not False:      # the application's vectors, kept with it
+            meta["langgraph"]["vectors"] = self._field_vectors(value, op.index)
         expires = _utcnow() + dt.timedelta(minutes=ttl) if ttl else None
         candidates = self._candidates(text, ns, key)
         if existing is not None and not (existing.get("expiration_date") and expires is None):
@@ -314,8 +314,7 @@ class MemstoreStore(BaseStore):
         if limit == 0:
             return []
         want = min(_ALL, offset + limit) if lgf.exact else _ALL
-        if op.query and self.embeddings is not None:
-            flt["$.langgraph.indexed"] = {"ne": "false"}
+        if op.query and self.embeddings is not None:     # items put with index=False come last, scored None
             rows = self._rank_by_embeddings(op.query, self.memory.get_all(
                 filters=flt, top_k=_ALL, include_superseded=True)["results"], lgf)
         elif op.query:
@@ -328,22 +327,29 @@ class MemstoreStore(BaseStore):
         self._refresh(rows, op.refresh_ttl)
         return [self._item(r, r.get("score"), search=True) for r in rows]
 
+    def _field_vectors(self, value: dict[str, Any], index: Any) -> list[list[float]]:
+        """One vector per indexed field value (LangGraph embeds each path's text on its own)."""
+        from langgraph.store.base.embed import get_text_at_path
+
+        fields = index if isinstance(index, list) and index else self.vector_fields
+        texts = [t for path in fields for t in get_text_at_path(value, path)]
+        return [[float(x) for x in vec] for vec in self.embeddings.embed_documents(texts)] if texts else []
+
     def _rank_by_embeddings(self, query: str, rows: list[dict[str, Any]], lgf: LangGraphFilter) -> list[dict[str, Any]]:
         """With the application's own embeddings, LangGraph's contract: every matching item ranked
-        by the cosine similarity of its stored vector to the query's (the score is that cosine)."""
+        by its best field vector's similarity to the query (index distance_type: cosine,
+        inner_product or l2 as minus the distance); an item put without vectors scores None, last."""
         rows = [r for r in rows if isinstance((r.get("metadata") or {}).get("langgraph"), dict)
                 and lgf.matches(r["metadata"].get("value") or {})]
         if not rows:
             return []
-        frame = self.memory.sql("SELECT id, embedding FROM memories WHERE list_contains($ids, id)",
-                                {"ids": [r["id"] for r in rows]})
-        vectors = dict(zip(frame["id"].to_list(), frame["embedding"].to_list()))
         q = np.asarray(self.embeddings.embed_query(query), dtype=np.float64)
-        q = q / (np.linalg.norm(q) or 1.0)
+        similarity = _SIMILARITY[self.distance]
         for r in rows:
-            v = np.asarray(vectors.get(r["id"]) or np.zeros_like(q), dtype=np.float64)
-            r["score"] = float(v @ q / (np.linalg.norm(v) or 1.0))
-        return sorted(rows, key=lambda r: -r["score"])
+            kept = r["metadata"]["langgraph"].get("vectors")
+            r["score"] = max((similarity(q, np.asarray(v, dtype=np.float64)) for v in kept), default=None) \
+                if kept else None
+        return sorted(rows, key=lambda r: (r["score"] is None, -(r["score"] or 0.0)))
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conds = list(op.match_conditions or ())
@@ -357,6 +363,15 @@ class MemstoreStore(BaseStore):
             if all(_matches(ns, c.match_type, tuple(c.path)) for c in conds):
                 out.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(out)[op.offset: op.offset + op.limit]
+
+
+def _cosine(q: np.ndarray, v: np.ndarray) -> float:
+    norms = float(np.linalg.norm(q) * np.linalg.norm(v))
+    return float(q @ v) / norms if norms else 0.0
+
+
+_SIMILARITY: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "cosine": _cosine, "inner_product": lambda q, v: float(q @ v), "l2": lambda q, v: -float(np.linalg.norm(q - v))}
 
 
 def _matches(ns: tuple[str, ...], kind: str, path: tuple[str, ...]) -> bool:

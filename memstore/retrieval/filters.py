@@ -12,6 +12,7 @@ memstore.core.errors.FilterError: filters need at least one identity key at the 
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlglot import exp
@@ -23,6 +24,7 @@ OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "ico
 COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
 
 
+JSON_PATH = re.compile(r'\$(\.([A-Za-z0-9_-]+|"[^"]*")|\[[0-9]+\])+')   # "$.a.b", "$.a[0]", '$."a b"'
 MAX_FILTER_DEPTH = 32          # AND / OR / NOT levels (a deeper filter hit Python's recursion limit)
 MAX_FILTER_CONDITIONS = 1000
 
@@ -45,8 +47,9 @@ class _Compiler:
             return exp.TryCast(this=col, to=exp.DataType.build("DOUBLE")) if numeric else col
         if not isinstance(key, str) or not key:
             raise FilterError(f"filter key {key!r} is not a non-empty string")
-        if key.startswith(("$", "/")):     # DuckDB would read the key as a JSON path / pointer: quote it
-            key = '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if key.startswith("$") and not JSON_PATH.fullmatch(key):      # DuckDB would fail to bind it
+            raise FilterError(f"filter key {key!r} starts with '$' but is not a JSON path",
+                              hint='a metadata key, or a JSON path such as "$.a.b", "$.a[0]" or \'$."a b"\'', key=key)
         value = exp.func("json_extract_string", exp.column("metadata", table=self.alias), self.param(key))
         return exp.TryCast(this=value, to=exp.DataType.build("DOUBLE")) if numeric else value
 

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
 from memstore.core.identity import IDENTITY_KEYS, RESERVED_METADATA_KEYS
+from memstore.retrieval.filters import JSON_PATH
 
 ID_PATTERN = r"^[0-9A-Za-z_:-][0-9A-Za-z_.:-]{0,199}$"   # the ids add() hands out (UUIDs), safe in a URL path
 NAME_PATTERN = r"^[^\x00]*[^\s\x00\x1c-\x1f][^\x00]*$"   # not blank, no NUL (as identity._clean): "alice\n" is alice
@@ -213,7 +214,7 @@ COMPONENTS: Dict[str, Any] = {
     "Filters": {
         "type": "object", "description": "mem0-style filters: {key: value} or {key: {operator: value}} on metadata "
                                          "and identity keys; AND / OR (lists) and NOT combine them.",
-        "propertyNames": {"minLength": 1},
+        "propertyNames": {"anyOf": [{"pattern": "^[^$]"}, {"pattern": "^" + JSON_PATH.pattern + "$"}]},
         "properties": {"AND": {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/Filters"}},
                        "OR": {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/Filters"}},
                        "NOT": {"$ref": "#/components/schemas/Filters"}},
