@@ -1,59 +1,69 @@
 #!/bin/sh
 # Re-run the test suites and clients written by others against memstore (issue 33):
 #   1. LangGraph's own store tests (in-memory, SQLite and Postgres suites), unchanged, against
-#      MemstoreStore embedded and through `memstore serve`;
-#   2. schemathesis (OpenAPI fuzzing, default checks) against a real `memstore serve`;
-#   3. the MCP Inspector's CLI against `memstore mcp` (stdio).
-# Needs network once for what it fetches; CI runs the offline equivalents (tests/test_langgraph_conformance.py,
-# tests/test_openapi_fuzz.py, tests/test_mcp_honesty.py).
+#      MemstoreStore embedded and through `memstore serve` (bench/outside/langgraph_suites.py);
+#   2. schemathesis (OpenAPI fuzzing, its default checks) against a real `memstore serve`, seeds 1-3;
+#   3. the MCP Inspector's CLI against `memstore mcp` (stdio) and /mcp of `memstore serve` (HTTP)
+#      (bench/outside/mcp_inspector.py).
+# CI runs the in-process equivalents (tests/test_langgraph_conformance.py, tests/test_openapi_fuzz.py,
+# tests/test_schemathesis_findings.py, tests/test_mcp_honesty.py).
 #
 #   LANGGRAPH=/path/to/langgraph   a LangGraph work tree or git dir (default: clone it into $WORK)
-#   INSPECTOR=/path/with/node_modules   where `npm install @modelcontextprotocol/inspector` was run
-#   EXAMPLES=10                    schemathesis examples per operation
+#   INSPECTOR=/path                a folder where `npm install @modelcontextprotocol/inspector@2.12.0` ran
+#                                  (default: install it into $WORK)
+#   EXAMPLES=10                    schemathesis examples per operation;  SEEDS="1 2 3"
+#   ONLY="langgraph schemathesis mcp"  the parts to run
+# Needs pytest-mock for LangGraph's in-memory suite, schemathesis, node/npm.
 set -eu
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-python}
 WORK=${WORK:-$(mktemp -d)}
 EXAMPLES=${EXAMPLES:-10}
+SEEDS=${SEEDS:-1 2 3}
+ONLY=${ONLY:-langgraph schemathesis mcp}
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 cd "$REPO"
 echo "load: $(uptime)"
+status=0
 
-echo "== 1. LangGraph store suites"
-if [ -z "${LANGGRAPH:-}" ]; then
-    LANGGRAPH="$WORK/langgraph"
-    git clone --depth 1 -q https://github.com/langchain-ai/langgraph "$LANGGRAPH"
-fi
-"$PY" -m pip show pytest-mock >/dev/null 2>&1 || echo "(pytest-mock missing: the in-memory suite's module will not import)"
-"$PY" bench/outside/langgraph_suites.py --checkout "$LANGGRAPH" --target embedded || true
-"$PY" bench/outside/langgraph_suites.py --checkout "$LANGGRAPH" --target serve || true
+case " $ONLY " in *" langgraph "*)
+    echo "== 1. LangGraph store suites"
+    if [ -z "${LANGGRAPH:-}" ]; then
+        LANGGRAPH="$WORK/langgraph"
+        [ -d "$LANGGRAPH" ] || git clone --depth 1 -q https://github.com/langchain-ai/langgraph "$LANGGRAPH"
+    fi
+    "$PY" -c "import pytest_mock" 2>/dev/null || echo "(pytest-mock missing: the in-memory suite's module will not import)"
+    "$PY" bench/outside/langgraph_suites.py --checkout "$LANGGRAPH" --target embedded || status=1
+    "$PY" bench/outside/langgraph_suites.py --checkout "$LANGGRAPH" --target serve || status=1
+;; esac
 
-echo "== 2. schemathesis against memstore serve"
-STORE="$WORK/fuzz.duckdb"
-"$PY" -m memstore.cli serve --store "$STORE" --config '{"embedder": {"provider": "hashing"}}' \
-    > "$WORK/serve.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do [ -f "$STORE.server.json" ] && break; sleep 1; done
-URL=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['url'])" "$STORE.server.json")
-TOKEN=$(cat "$STORE.server-token")
-"$PY" -m schemathesis.cli run "$URL/openapi.json" -H "Authorization: Bearer $TOKEN" -n "$EXAMPLES" --seed 1 \
-    --no-color | tail -25 || true
-kill $SERVER 2>/dev/null || true
+case " $ONLY " in *" schemathesis "*)
+    echo "== 2. schemathesis against memstore serve (seeds: $SEEDS, $EXAMPLES examples per operation)"
+    for seed in $SEEDS; do
+        mkdir -p "$WORK/fuzz$seed"          # the server's working directory: exports the fuzzer asks for land here
+        STORE="$WORK/fuzz$seed/s.duckdb"
+        (cd "$WORK/fuzz$seed" && exec "$PY" -m memstore.cli serve --store "$STORE" --workers 0 \
+            --config '{"embedder": {"provider": "hashing"}}' > serve.log 2>&1) &
+        SERVER=$!
+        for _ in $(seq 1 120); do [ -f "$STORE.server.json" ] && break; sleep 1; done
+        sleep 2
+        URL=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['url'])" "$STORE.server.json")
+        (cd "$WORK/fuzz$seed" && "$PY" -m schemathesis.cli run "$URL/openapi.json" \
+            -H "Authorization: Bearer $(cat "$STORE.server-token")" -n "$EXAMPLES" --seed "$seed" \
+            --generation-database none --no-color > report.txt 2>&1) || status=1
+        tail -3 "$WORK/fuzz$seed/report.txt"
+        kill $SERVER 2>/dev/null || true
+        wait $SERVER 2>/dev/null || true
+    done
+;; esac
 
-echo "== 3. MCP Inspector (CLI mode) against memstore mcp"
-if [ -n "${INSPECTOR:-}" ] && [ -x "$INSPECTOR/node_modules/.bin/mcp-inspector" ]; then
-    I="$INSPECTOR/node_modules/.bin/mcp-inspector"
-    call() {
-        echo "-- $*"
-        "$I" --cli "$PY" -m memstore.cli mcp --store "$WORK/mcp.duckdb" --user alice "$@" 2>&1 | tr -d '\n' | cut -c1-300
-        echo
-    }
-    call --method tools/list
-    call --method tools/call --tool-name add_memory --tool-arg "text=Prefers window seats"
-    call --method tools/call --tool-name add_memory --tool-arg "text=I live in Boston"
-    call --method tools/call --tool-name list_entities --tool-arg foo=bar
-    call --method tools/call --tool-name forget_me --tool-arg confirm=true
-else
-    echo "skipped: set INSPECTOR to a folder where 'npm install @modelcontextprotocol/inspector' was run"
-fi
+case " $ONLY " in *" mcp "*)
+    echo "== 3. MCP Inspector (CLI mode) against memstore mcp (stdio) and memstore serve /mcp (HTTP)"
+    if [ -z "${INSPECTOR:-}" ]; then
+        INSPECTOR="$WORK/inspector"
+        [ -x "$INSPECTOR/node_modules/.bin/mcp-inspector" ] || \
+            npm install --prefix "$INSPECTOR" --no-audit --no-fund @modelcontextprotocol/inspector@2.12.0 >/dev/null
+    fi
+    "$PY" bench/outside/mcp_inspector.py --inspector "$INSPECTOR/node_modules/.bin/mcp-inspector" || status=1
+;; esac
+exit $status
