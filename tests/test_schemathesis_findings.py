@@ -69,7 +69,9 @@ def test_json_upload_must_be_an_export(client):
                            headers={"Content-Type": "application/json"})
     ok = client.post("/v1/ingest_upload?filename=c.json&user_id=alice",
                      json=[{"chat_messages": [{"sender": "human", "text": "I keep bees"}]}])
-    assert [bad.status_code, not_json.status_code, ok.status_code] == [400, 400, 200]
+    null = client.post("/v1/ingest_upload?filename=c.json&user_id=alice&format=locomo", content=b"null",
+                       headers={"Content-Type": "application/json"})
+    assert [bad.status_code, not_json.status_code, null.status_code, ok.status_code] == [400, 400, 400, 200]
     assert ok.json()["messages"]["stored"] == 1
 
 
@@ -84,8 +86,9 @@ def test_library_errors_found_by_fuzzing(memory, tmp_path):
         memory.export_parquet(str(tmp_path / "file" / "inside"))   # was a raw NotADirectoryError
     with pytest.raises(NotFoundError):
         memory.resolve("nope", dismiss="nope")         # an unknown id is 404 before any overlap rule
-    with pytest.raises(FilterError):
-        memory.search("tea", user_id="alice", filters={"$kind": "drink"})      # was DuckDB's "JSON path error"
+    for key in ("$kind", '$.a.""', "$.a[1234567890123]"):       # each was DuckDB's "JSON path error"
+        with pytest.raises(FilterError):
+            memory.search("tea", user_id="alice", filters={key: "drink"})
     hits = memory.search("tea", user_id="alice", filters={"$.kind": "drink"})["results"]
     assert [h["memory"] for h in hits] == ["I drink green tea"]
     found = memory.search_all("tea", exact=True, show_expired=True, include_superseded=True)["results"]

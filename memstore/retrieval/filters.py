@@ -24,7 +24,8 @@ OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "ico
 COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
 
 
-JSON_PATH = re.compile(r'\$(\.([A-Za-z0-9_-]+|"[^"]*")|\[[0-9]+\])+')   # "$.a.b", "$.a[0]", '$."a b"'
+# "$.a.b", "$.a[0]", '$."a b"' (a quoted key: no quote, backslash or control character; what DuckDB binds)
+JSON_PATH = re.compile(r'\$(\.([A-Za-z0-9_-]+|"[^"\x00-\x1f\\]+")|\[[0-9]{1,9}\])+')
 MAX_FILTER_DEPTH = 32          # AND / OR / NOT levels (a deeper filter hit Python's recursion limit)
 MAX_FILTER_CONDITIONS = 1000
 

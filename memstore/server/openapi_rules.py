@@ -297,7 +297,7 @@ UPLOAD_CHECK_BYTES = 16 << 20
 
 
 def check_json_upload(path: str) -> None:
-    """An upload sent as JSON (Content-Type: application/json) must be JSON; a list must hold
+    """An upload sent as JSON (Content-Type: application/json) must be a JSON array of
     conversations (objects of a ChatGPT, Claude or LoCoMo export), Claude's (chat_messages) with a
     string sender and text per message. Files over 16 MiB are left to the ingest readers."""
     import json
@@ -313,8 +313,9 @@ def check_json_upload(path: str) -> None:
     except ValueError as exc:
         raise InvalidInputError(f"the upload is sent as JSON but is not JSON: {exc}",
                                 hint="send JSONL, CSV or Parquet with another Content-Type") from None
-    if not isinstance(data, list):
-        return
+    if not isinstance(data, list):      # every export format is a JSON array (JSONL is not JSON)
+        raise InvalidInputError(f"the upload is sent as JSON but is a {type(data).__name__}, not an array of "
+                                f"conversations", hint="send JSONL with Content-Type application/x-ndjson")
     for n, item in enumerate(data):
         if not isinstance(item, dict) or not any(k in item for k in _CONVERSATION_KEYS) and \
                 not any(str(k).startswith("session_") for k in item):
