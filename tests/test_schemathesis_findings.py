@@ -47,9 +47,14 @@ def test_conflicts_answer_409(client, tmp_path):
     export = client.post("/v1/export_parquet", json={"kwargs": {"directory": str(tmp_path / "full")}})
     twice = client.post("/v1/search", json={"kwargs": {"query": "tea", "user_id": "alice",
                                                        "filters": {"user_id": "bob"}}})
-    assert [again.status_code, export.status_code, twice.status_code] == [409, 409, 409]
-    assert [a.json()["error"]["type"] for a in (again, export, twice)] == \
-        ["TokenExistsError", "ExportExistsError", "IdentityConflictError"]
+    past = client.post("/v1/create_token", json={"kwargs": {"name": "old", "user_id": "alice",
+                                                             "expires": "2001-01-01"}})
+    future = client.post("/v1/create_token", json={"kwargs": {"name": "new", "user_id": "alice",
+                                                               "expires": "2099-01-01T00:00Z"}})
+    assert [again.status_code, export.status_code, twice.status_code, past.status_code] == [409, 409, 409, 409]
+    assert [a.json()["error"]["type"] for a in (again, export, twice, past)] == \
+        ["TokenExistsError", "ExportExistsError", "IdentityConflictError", "TokenExpiryError"]
+    assert future.status_code == 200 and future.json()["expires_at"].startswith("2099-01-01")
 
 
 def test_documented_values_are_taken_as_documented(client):

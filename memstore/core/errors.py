@@ -188,6 +188,10 @@ class TokenExistsError(ConflictError, InvalidInputError):
     """A token of that name exists already (HTTP 409)."""
 
 
+class TokenExpiryError(ConflictError, InvalidInputError):
+    """A token's expiry is already past: it would be born expired (HTTP 409, as the clock stands)."""
+
+
 class InputError(InvalidInputError):
     """The messages given to add() are malformed."""
 

@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import InvalidInputError, NotFoundError, TokenExistsError
+from memstore.core.errors import InvalidInputError, NotFoundError, TokenExistsError, TokenExpiryError
 from memstore.core.identity import IDENTITY_KEYS, Scope
 from memstore.core.timeutil import parse_time
 from memstore.store.unit import write_unit
@@ -109,7 +109,7 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
     expires_at = parse_expiry(expires)
     now = _now()
     if expires_at is not None and expires_at <= now:
-        raise InvalidInputError(f"expires {expires!r} is in the past ({expires_at:%Y-%m-%d %H:%M} UTC)",
+        raise TokenExpiryError(f"expires {expires!r} is in the past ({expires_at:%Y-%m-%d %H:%M} UTC)",
                                 hint="give a duration such as 30d or 12h, or a future date")
     if db.rows("queries/tokens/token_exists", {"name": name}):
         raise TokenExistsError(f"a token named {name!r} exists already",

@@ -150,8 +150,9 @@ _BY_METHOD: Dict[tuple[str, str], Any] = {
     ("frame", "name"): Literal[FRAME_NAMES],
     ("create_token", "name"): Annotated[str, Field(pattern=TOKEN_NAME_PATTERN)],
     ("revoke_token", "name"): Annotated[str, Field(pattern=TOKEN_NAME_PATTERN)],
-    ("create_token", "expires"): Optional[Annotated[str, Field(pattern=DURATION_PATTERN,
-                                                                 description="How long from now: 30d, 12h, 1d12h.")]],
+    ("create_token", "expires"): Optional[Union[Annotated[str, Field(pattern=DURATION_PATTERN,
+                                                                       description="How long from now: 30d, 12h.")],
+                                                TimeText, Epoch, DateTimeTag]],      # a past time: 409
     ("sql", "query"): Annotated[str, Field(min_length=1, max_length=100_000, description="A DuckDB SELECT.")],
     ("search_all", "top_k"): Count,
     ("get_all", "top_k"): Count,
