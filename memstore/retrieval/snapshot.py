@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
+from memstore.retrieval.fusion import (Hits, Neighbours, Scope, conversation_dot, conversation_groups,
+                                      neighbour_context, neighbour_order)
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class Snapshot:
     time_stated: np.ndarray             # valid_from given (not the storage time)
     conv_group: np.ndarray              # fusion.conversation_groups of episode_key
     conv_dot: np.ndarray                # v . its conversation's mean (fusion.conversation_dot), every row
+    valid_us: np.ndarray                # valid_at in microseconds (the order said, for the neighbours)
+    neighbours: Neighbours | None       # fusion.neighbour_context of the memories added alone
     person_words: list[str | None]      # ' ' || lower(trim(attributed_to)) || ' '
     expires_us: np.ndarray              # _NEVER when not expiring
     vecs: np.ndarray                    # unit vectors, (n, dim) float32
@@ -78,7 +81,8 @@ class Snapshot:
             self._records = {r["id"]: r for r in rows}
         return self._records
 
-    def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int) -> tuple[Scope, pa.Table, np.ndarray | None]:
+    def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int,
+              neighbour_window: int = 0) -> tuple[Scope, pa.Table, np.ndarray | None]:
         """(Scope for fusion, the visible rows' table, the row map old -> new or None when every row
         is visible) at `now_us`; cosines with qvec as load_scope computes them from the cache."""
         live = self.expires_us > now_us
@@ -90,17 +94,23 @@ class Snapshot:
             q = q / max(float(np.linalg.norm(q)), 1e-12)
             cos = self.vecs @ q
         if keep is None:
+            nb = self.neighbours if (self.neighbours.window if self.neighbours else 0) == neighbour_window \
+                else neighbour_context(self.vecs, neighbour_order(self.conv_group, self.valid_us, self.ids),
+                                       neighbour_window)
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
                          person=person, cosine=cos, episode_key=self.episode_key,
                          time_stated=self.time_stated, conv_group=self.conv_group,
-                         conv_dot=self.conv_dot), self.table, None
+                         conv_dot=self.conv_dot, neighbours=nb), self.table, None
         row_map = np.full(self.n + 1, -1, np.int64)
         row_map[keep] = np.arange(len(keep))
-        scope = Scope(ids=[self.ids[i] for i in keep], doc_len=self.doc_len[keep], valid_at=self.valid_at[keep],
+        group = conversation_groups([self.episode_key[i] for i in keep])
+        ids = [self.ids[i] for i in keep]
+        scope = Scope(ids=ids, doc_len=self.doc_len[keep], valid_at=self.valid_at[keep],
                       slot_family=[self.slot_family[i] for i in keep], person=person[keep],
                       episode_key=[self.episode_key[i] for i in keep], time_stated=self.time_stated[keep],
-                      conv_group=self.conv_group[keep],
-                      conv_dot=conversation_dot(self.vecs[keep], self.conv_group[keep]),
+                      conv_group=group, conv_dot=conversation_dot(self.vecs[keep], group),
+                      neighbours=neighbour_context(self.vecs[keep], neighbour_order(group, self.valid_us[keep], ids),
+                                                   neighbour_window),
                       cosine=None if cos is None else cos[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
@@ -178,7 +188,7 @@ def snapshots_for(cache: Any) -> SnapshotStore:
 
 
 def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_scope: str, posting_scope_e: str,
-                   scope_params: dict[str, Any], generation: int) -> Snapshot | None:
+                   scope_params: dict[str, Any], generation: int, neighbour_window: int = 0) -> Snapshot | None:
     """Read the scope (two statements) and its vectors from the scope cache; None when the scope is
     larger than MAX_ROWS or the cache does not hold every vector."""
     table = db.arrow("snapshot_scope", params, sql=load_sql("queries/snapshot_scope").replace("/*WHERE*/", where))
@@ -192,6 +202,7 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     exp = table.column("_expires_us").fill_null(_NEVER).to_numpy(zero_copy_only=False).astype(np.int64)
     group = conversation_groups(table.column("_episode_key"))
+    valid_us = col("_valid_at_us").astype(np.int64)
     post = db.arrow("snapshot_postings", scope_params, sql=load_sql("queries/snapshot_postings")
                     .replace("/*POSTING_SCOPE*/", posting_scope).replace("/*POSTING_SCOPE_E*/", posting_scope_e))
     row_of = {mid: i for i, mid in enumerate(ids)}
@@ -212,7 +223,8 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
                     slot_family=table.column("_slot_family").to_pylist(),
                     episode_key=table.column("_episode_key").to_pylist(),
                     time_stated=col("_time_stated").astype(bool),
-                    conv_group=group, conv_dot=conversation_dot(vecs, group),
+                    conv_group=group, conv_dot=conversation_dot(vecs, group), valid_us=valid_us,
+                    neighbours=neighbour_context(vecs, neighbour_order(group, valid_us, ids), neighbour_window),
                     person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
                     kw={t: (np.array(r, np.int64), np.array(tf, np.float64)) for t, (r, tf) in kw.items()},
                     ent={e: np.array(r, np.int64) for e, r in ent.items()})
