@@ -120,7 +120,7 @@ def _golden_view(m: Memory, query: str, channels: tuple, opts: dict, rows: list[
     """Recency changes with the clock; the episode signal (and so the score) hangs on the best
     candidate, which a tie hands to the smaller (random) id: those are left to the engine test."""
     w = _weights(m.config.search, opts.get("weights"), channels, query)
-    gate = "semantic" in channels          # keyword counts times semantic when that channel is on
+    gate = "semantic" in channels and w["semantic"] > 0     # keyword counts times semantic when that counts
     base = sorted((sum(w[s] * r[s] * (r["semantic"] if s == "keyword" and gate else 1.0)
                        for s in ("semantic", "keyword", "entity", "recency", "slot", "person", "time"))
                    for r in rows), reverse=True)

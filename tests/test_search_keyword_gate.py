@@ -15,7 +15,7 @@ WEIGHTS = {"semantic": 0.5, "keyword": 0.3, "entity": 0.0, "recency": 0.0, "slot
            "episode": 0.0, "time": 0.0}
 
 
-def _fuse(cosine: list[float] | None, use_semantic: bool = True):
+def _fuse(cosine: list[float] | None, use_semantic: bool = True, w_semantic: float = 0.5):
     """Two memories: 'answer' means the query (no shared word), 'lexical' shares its words."""
     scope = Scope(ids=["answer", "lexical"], doc_len=np.array([4.0, 4.0]), valid_at=np.array([0, 0]),
                   slot_family=[None, None], person=np.zeros(2),
@@ -24,7 +24,8 @@ def _fuse(cosine: list[float] | None, use_semantic: bool = True):
                 kw_tf=np.array([1.0, 1.0]), ent_match=np.zeros(0), ent_row=np.zeros(0, int),
                 ent_idx=np.zeros(0, int))
     use = {"semantic": use_semantic, "keyword": True, "entity": True}
-    return fuse(scope, hits, FusionParams(weights=dict(WEIGHTS), now=0, use=use)).to_pylist()
+    weights = dict(WEIGHTS, semantic=w_semantic)
+    return fuse(scope, hits, FusionParams(weights=weights, now=0, use=use)).to_pylist()
 
 
 def test_a_lexical_match_on_a_weakly_related_fact_does_not_outrank_the_meaning():
@@ -42,12 +43,15 @@ def test_among_facts_that_mean_the_query_the_keyword_match_still_decides():
     assert [r["id"] for r in rows] == ["lexical", "answer"]
 
 
-def test_with_the_semantic_channel_off_keywords_rank_alone():
+def test_with_the_semantic_channel_off_or_weightless_keywords_rank_alone():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = _fuse(None, use_semantic=False)
     assert [r["id"] for r in rows] == ["lexical"]
     assert rows[0]["score"] == pytest.approx(0.3 * rows[0]["keyword"] / 0.8, abs=1e-6)
+    rows = _fuse([0.62, 0.30], w_semantic=0.0)          # semantic counts for nothing: no gate either
+    assert [r["id"] for r in rows] == ["lexical", "answer"]
+    assert rows[0]["score"] == pytest.approx(0.3 * rows[0]["keyword"] / 0.3, abs=1e-6)
 
 
 def test_search_reports_the_keyword_signal_and_scores_it_gated(tmp_path):

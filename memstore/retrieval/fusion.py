@@ -371,9 +371,9 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
         if len(rows) else np.zeros(0)
     person = scope.person[rows].astype(np.float64)
     time = time_scores(valid_at, p.periods, p.time_half_life_days)
-    # a keyword match counts in proportion to the semantic match (1 when the semantic channel is off):
-    # words shared with a weakly related fact must not push the fact that means the answer down
-    gate = semantic.astype(np.float64) if cos is not None else 1.0
+    # a keyword match counts in proportion to the semantic match (when semantic counts at all: channel
+    # on, weight > 0): words shared with a weakly related fact must not push the answer down
+    gate = semantic.astype(np.float64) if cos is not None and w["semantic"] > 0 else 1.0
     base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] * gate
             + w["entity"] * entity[rows] + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]

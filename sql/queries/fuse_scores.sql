@@ -28,7 +28,7 @@
 --              a scope with a single such memory leaves it its own cosine.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope.
---              It counts in the fused score times semantic (when the semantic channel is on): a
+--              It counts in the fused score times semantic (when that counts: channel on, $w_sem > 0): a
 --              keyword match lifts a fact in proportion to how well it means the query, so words
 --              shared with a weakly related fact do not push the fact that answers down
 --   entity   = noisy-or over the query's matched entities of match * weight, where weight is the
@@ -214,7 +214,7 @@ scored AS (
     LEFT JOIN ent ON ent.id = c.id
 ),
 base AS (
-    SELECT *, $w_sem * semantic + $w_kw * keyword * CASE WHEN $use_sem THEN semantic ELSE 1 END + $w_ent * entity + $w_rec * recency + $w_slot * slot
+    SELECT *, $w_sem * semantic + $w_kw * keyword * CASE WHEN $use_sem AND $w_sem > 0 THEN semantic ELSE 1 END + $w_ent * entity + $w_rec * recency + $w_slot * slot
               + $w_person * person + $w_time * time AS base_sum
     FROM scored
 ),
