@@ -46,6 +46,25 @@ class Neighbours:
     dot: np.ndarray                     # v . c per row of `rows`
     sq: np.ndarray                      # |c|^2 per row of `rows`
     window: int
+    _norms: dict[float, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.lo, self.hi = _window(len(self.rows), self.window)
+        self.inv_cnt = 1.0 / (self.hi - self.lo)
+
+    def inv_norm(self, lam: float) -> np.ndarray:
+        """1 / |v + lam c| per row (query-independent, kept per lam)."""
+        got = self._norms.get(lam)
+        if got is None:
+            got = self._norms[lam] = 1.0 / np.sqrt(np.maximum(1 + 2 * lam * self.dot + lam * lam * self.sq, 1e-12))
+        return got
+
+    def smooth(self, cos: np.ndarray, lam: float) -> np.ndarray:
+        """(q.v + lam q.c) / |v + lam c| for `rows`, q.c the window's mean cosine."""
+        x = cos[self.rows].astype(np.float64)
+        cs = np.zeros(len(x) + 1)
+        np.cumsum(x, out=cs[1:])
+        return ((x + lam * (cs[self.hi] - cs[self.lo]) * self.inv_cnt) * self.inv_norm(lam)).astype(np.float32)
 
 
 @dataclass
@@ -295,6 +314,10 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     """
     if lam <= 0 or len(cos) == 0:
         return cos
+    if neighbours is not None and len(neighbours.rows) == len(cos):    # every memory added alone
+        out = np.empty(len(cos), np.float32)
+        out[neighbours.rows] = neighbours.smooth(cos, lam)
+        return out
     counts = np.maximum(np.bincount(group), 1).astype(np.float64)   # 0 only for ids no row has (expired rows)
     qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
     cc = np.bincount(group, weights=conv_dot) / counts
@@ -303,12 +326,7 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     alone = counts[group] == 1
     out[alone] = cos[alone]                            # exactly, not up to rounding
     if neighbours is not None:
-        rows = neighbours.rows
-        x = np.concatenate([[0.0], np.cumsum(cos[rows].astype(np.float64))])
-        lo, hi = _window(len(rows), neighbours.window)
-        qn = (x[hi] - x[lo]) / (hi - lo)              # q . c: the window's mean cosine
-        nn = np.sqrt(np.maximum(1 + 2 * lam * neighbours.dot + lam * lam * neighbours.sq, 1e-12))
-        out[rows] = ((cos[rows] + lam * qn) / nn).astype(np.float32)
+        out[neighbours.rows] = neighbours.smooth(cos, lam)
     return out
 
 
