@@ -74,3 +74,34 @@ def test_search_reports_the_keyword_signal_and_scores_it_gated(tmp_path):
         assert only_kw[0]["explain"]["score"] == pytest.approx(only_kw[0]["explain"]["keyword"], abs=1e-9)
     finally:
         m.close()
+
+
+def test_the_dashboard_splits_a_gated_score_into_its_true_parts(tmp_path):
+    import polars as pl
+
+    from memstore.dashboard.data import SIGNALS, contributions, effective_weights
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = Memory(str(tmp_path / "d.duckdb"), config={"embedder": {"provider": "hashing"}})
+    try:
+        for text in ("Nate won a video game tournament", "Nate plays board games", "Joanna wrote a screenplay"):
+            m.add(text, user_id="u", infer=False)
+        res = m.search("video game tournament", user_id="u", explain=True)["results"]
+        frame = pl.DataFrame([{"rank": i + 1, "memory": r["memory"], "score": r["score"],
+                               **{s: r["explain"][s] for s in SIGNALS}} for i, r in enumerate(res)])
+        sc = m.config.search
+        w = effective_weights({"semantic": sc.w_semantic, "keyword": sc.w_keyword, "entity": sc.w_entity,
+                               "recency": sc.w_recency, "slot": 0.0, "person": sc.w_person,
+                               "episode": sc.w_episode, "time": 0.0}, ["semantic", "keyword", "entity"])
+        parts = contributions(frame, w)
+        total = sum(w.values())
+        for r in res:
+            mine = parts.filter(pl.col("result").str.ends_with(r["memory"][:60]))
+            assert mine["part"].sum() == pytest.approx(r["score"], abs=1e-9)
+            kw = mine.filter(pl.col("signal") == "keyword")["part"][0]
+            assert kw == pytest.approx(sc.w_keyword * r["explain"]["keyword"] * r["explain"]["semantic"] / total,
+                                       abs=1e-9)
+        assert any(r["explain"]["keyword"] > 0 for r in res)
+    finally:
+        m.close()
