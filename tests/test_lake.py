@@ -223,7 +223,11 @@ def test_forget_while_the_lake_is_down_is_journaled_and_the_next_publish_finishe
         pg.resume()
     report = lake.publish(m.db, lake_name)
     assert report.erasures["lake"]["ok"], report.erasures
-    assert "pending_downstream_erasures" not in m.doctor()["check"].to_list()
+    checks = m.doctor()["check"].to_list()
+    assert "pending_downstream_erasures" not in checks and "unverified_receipts" not in checks, checks
+    (stored,) = [r for r in m.erasure_receipts() if r["id"] == receipt["id"]]
+    assert stored["verified"], stored["verification"]
+    assert stored["verification"]["downstream"]["lake"]["ok"] and stored["verification"]["store_ok"]
     m.close()
     assert marker_bytes([data, pg.data_dir], marker) == {}
     with lake.connect(lake_name) as lk:
