@@ -35,11 +35,12 @@ def render(ctx: PageContext) -> None:
         show_table(shards.select("shard", "last_publish", "minutes_ago", "publishes", "scopes", "memories",
                                  "current", "store_memories"), "shards", key="fleet_shards",
                    column_config={"store_memories": st.column_config.NumberColumn(
-                       "memories at last publish", format="localized")})
+                       "memories at last publish", format="localized"),
+                       "minutes_ago": st.column_config.NumberColumn("minutes ago", format="%.1f")})
         st.subheader("Memories per shard")
         long = shards.select("shard", "current", (pl.col("memories") - pl.col("current")).alias("not current")).unpivot(
             index="shard", variable_name="status", value_name="memories")
         st.altair_chart(alt.Chart(long.to_pandas()).mark_bar().encode(
-            x=alt.X("memories:Q", stack=True, axis=alt.Axis(format=",d")), y=alt.Y("shard:N", title=None),
+            x=alt.X("memories:Q", stack=True, axis=alt.Axis(format=",d", tickMinStep=1)), y=alt.Y("shard:N", title=None),
             color=alt.Color("status:N", sort=["current", "not current"]),
             tooltip=["shard:N", "status:N", alt.Tooltip("memories:Q", format=",d")]), width="stretch")

@@ -15,8 +15,8 @@ TITLE = "Overview"
 def render(ctx: PageContext) -> None:
     if ctx.fleet is not None:
         st.title("Overview — the whole fleet")
-        st.caption(f"Every shard publishing into {ctx.fleet.where} (as of its last publish). "
-                   "The other pages show the store named above.")
+        st.caption(f"Every shard publishing into {ctx.fleet.where}, as of its last publish."
+                   + (" The other pages show the store named in the sidebar." if ctx.memory is not None else ""))
         with advice_on_error("Reading the lake"):
             summary = data.scope_summary(ctx.fleet)
             per_day = ctx.fleet.frame("memories_per_day")
@@ -53,7 +53,8 @@ def show(summary: pl.DataFrame, per_day: pl.DataFrame | None, runs: pl.DataFrame
     show_table(summary, "scopes", key="overview_scopes")
 
     st.subheader("Growth over time")
-    st.caption("Memories by the day they became valid (cumulative): the whole store, its five biggest "
+    whole = "fleet (every shard)" if "shard" in summary.columns else "store"
+    st.caption(f"Memories by the day they became valid (cumulative): the whole {whole}, its five biggest "
                "scopes and the others together.")
     growth = data.growth(per_day if per_day is not None else memory.frame("memories_per_day"))  # type: ignore[attr-defined]
     st.altair_chart(charts.growth_chart(growth), width="stretch")

@@ -23,7 +23,7 @@ import threading
 
 import polars as pl
 
-from memstore.core.errors import LakeError, LakeUnreachableError
+from memstore.core.errors import LakeError
 from memstore.lake import tables as T
 from memstore.lake.reader import Lake, connect
 from memstore.store.sqlfiles import load_sql
@@ -44,7 +44,7 @@ class Fleet:
         self.lake = lake
         self.messages = False
         self._lock = threading.Lock()
-        self._lake: Lake | None = self._connect()
+        self._lake: Lake = self._connect()
 
     def _connect(self) -> Lake:
         lk = connect(self.lake)
@@ -72,17 +72,9 @@ class Fleet:
         return self._query(fleet_query("shards"))
 
     def _query(self, sql: str) -> pl.DataFrame:
-        """`sql` on the lake; after PostgreSQL went away (restarted, a dropped connection) the lake
-        is attached again once, so a dashboard left open recovers when the catalog is back."""
+        """`sql` on the lake. PostgreSQL down: LakeUnreachableError; back up, the same connection
+        reads again (DuckDB's postgres extension reconnects: tests/test_dashboard_lake.py)."""
         with self._lock:
-            if self._lake is not None:
-                try:
-                    return self._lake.frame(sql)
-                except LakeUnreachableError:
-                    pass
-                self._lake.close()
-                self._lake = None
-            self._lake = self._connect()          # LakeUnreachableError again: still down
             return self._lake.frame(sql)
 
     @property
@@ -92,9 +84,7 @@ class Fleet:
 
     def close(self) -> None:
         with self._lock:
-            if self._lake is not None:
-                self._lake.close()
-                self._lake = None
+            self._lake.close()
 
 
 def redact(lake: str) -> str:
