@@ -35,12 +35,16 @@ def test_the_context_is_the_mean_of_the_window_around_each_fact():
     v = rng.normal(size=(9, 16)).astype(np.float32)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     order = rng.permutation(9)
+    times = np.array([0, 5, 9, 500, 501, 503, 504, 2000, 2001])      # pauses > 100 after the 3rd and 7th
+    runs = [range(0, 3), range(3, 7), range(7, 9)]
     for w in (1, 2, 4):
-        nb = neighbour_context(v, order, w)
-        for p, row in enumerate(order):
-            c = v[order[max(p - w, 0):p + w + 1]].astype(np.float64).mean(axis=0)
-            assert nb.dot[p] == pytest.approx(float(v[row] @ c), abs=1e-6)
-            assert nb.sq[p] == pytest.approx(float(c @ c), abs=1e-6)
+        for gap, cut in ((np.inf, False), (100, True)):
+            nb = neighbour_context(v, order, w, times, gap)
+            for p, row in enumerate(order):
+                run = next(r for r in runs if p in r) if cut else range(9)
+                c = v[order[max(p - w, run.start):min(p + w + 1, run.stop)]].astype(np.float64).mean(axis=0)
+                assert nb.dot[p] == pytest.approx(float(v[row] @ c), abs=1e-6)
+                assert nb.sq[p] == pytest.approx(float(c @ c), abs=1e-6)
     assert neighbour_context(v, order, 0) is None and neighbour_context(v, order[:1], 2) is None
 
 
@@ -62,6 +66,25 @@ def test_a_fact_that_leaves_its_topic_implicit_is_found_through_its_neighbours(t
             assert shoe < 0.02, sem        # no shared word with the query: nothing to find it by
     finally:
         m.close()
+
+
+def test_facts_told_days_apart_are_not_neighbours(tmp_path):
+    """Neighbours are the facts said around the same time: a pause of more than episode_minutes
+    ends a run (dates given to add(); without them, the storage times)."""
+    sems = []
+    for minutes in (30, 3 * 24 * 60):            # the puppy facts half an hour apart, then days apart
+        m = _memory(tmp_path / f"d{minutes}.duckdb", 2)
+        try:
+            for i, text in enumerate(PUPPY + OTHER):
+                when = dt.datetime(2024, 1, 1) + dt.timedelta(minutes=minutes * i)
+                m.add(text, user_id="u", infer=False, timestamp=when.isoformat())
+            res = m.search("Maria puppy Rex", user_id="u", top_k=20, explain=True, channels=["semantic"])
+            sems.append({r["memory"]: r["explain"]["semantic"] for r in res["results"]})
+        finally:
+            m.close()
+    shoe = "He chews every shoe in the house"
+    assert sems[0].get(shoe, 0.0) > 0.05            # within the hour: read with "Maria adopted a puppy"
+    assert sems[1].get(shoe, 0.0) < 0.02            # days apart: alone, its own cosine
 
 
 def test_facts_stored_by_one_add_call_keep_their_conversation(tmp_path):

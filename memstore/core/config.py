@@ -110,7 +110,8 @@ class SearchConfig:
     conversation_smoothing: float = 1.0
     # Memories added alone (facts stored one by one, `add(fact, infer=False)`: no conversation to read
     # them with) are smoothed the same way with the memories said just before and after them: this
-    # many on each side, in the order said (valid_from, else the storage time). 0 turns it off.
+    # many on each side, in the order said (valid_from, else the storage time), never across a pause
+    # of more than episode_minutes (facts told days apart are not one conversation). 0 turns it off.
     # Not fitted: 2 (a small window, about one exchange); on the peer bench's public-API path (the
     # LoCoMo dev half's facts added one by one, no dates) any-hit@10 rose on the conv-26/30/41 half.
     neighbour_window: int = 2

@@ -40,16 +40,18 @@ SCHEMA = pa.schema([("id", pa.string()), ("by_semantic", pa.bool_()), ("by_keywo
 class Neighbours:
     """The memories alone in their add() call (facts added one by one), in the order they were said,
     with the query-independent parts of their context vector c (the mean unit vector of the
-    `window` memories said just before and after them among those, and their own): v . c and |c|^2."""
+    `window` memories said just before and after them among those, and their own, never across a
+    pause of more than episode_minutes): v . c and |c|^2."""
 
     rows: np.ndarray                    # scope rows, in the order said (valid_at, then id)
     dot: np.ndarray                     # v . c per row of `rows`
     sq: np.ndarray                      # |c|^2 per row of `rows`
-    window: int
+    lo: np.ndarray                      # the window of rows[p] is rows[lo[p]:hi[p]]
+    hi: np.ndarray
+    key: tuple = ()                     # (window, max gap): what it was built for
     _norms: dict[float, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self.lo, self.hi = _window(len(self.rows), self.window)
         self.inv_cnt = 1.0 / (self.hi - self.lo)
 
     def inv_norm(self, lam: float) -> np.ndarray:
@@ -246,15 +248,28 @@ def neighbour_order(group: np.ndarray, valid_us: np.ndarray, ids: list[str]) -> 
     return order
 
 
-def _window(m: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+def neighbour_windows(times: np.ndarray, window: int, max_gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) per position of memories in the order said (`times`, microseconds): up to `window`
+    places on each side, cut at a pause longer than `max_gap` microseconds.
+
+    >>> lo, hi = neighbour_windows(np.array([0, 10, 20, 10_000, 10_010]), 2, 100)
+    >>> lo.tolist(), hi.tolist()
+    ([0, 0, 0, 3, 3], [3, 3, 3, 5, 5])
+    """
+    m = len(times)
     pos = np.arange(m)
-    return np.maximum(pos - w, 0), np.minimum(pos + w + 1, m)
+    run = np.concatenate([[0], np.cumsum(np.diff(np.asarray(times, np.int64)) > max_gap)])
+    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    ends = np.r_[starts[1:], m]
+    return np.maximum(pos - window, starts[run]), np.minimum(pos + window + 1, ends[run])
 
 
-def neighbour_context(vecs: np.ndarray, rows: np.ndarray, window: int) -> Neighbours | None:
-    """v . c and |c|^2 for the memories added alone (`rows`, in the order said), c the mean of the
-    unit vectors within `window` places of each (itself included; fewer at either end). None when
-    off (window 0) or fewer than two such memories. Query-independent: a snapshot computes it once.
+def neighbour_context(vecs: np.ndarray, rows: np.ndarray, window: int, times: np.ndarray | None = None,
+                      max_gap: float = math.inf) -> Neighbours | None:
+    """v . c and |c|^2 for the memories added alone (`rows`, in the order said, at `times` in
+    microseconds), c the mean of the unit vectors within `window` places of each (itself included;
+    fewer at either end and at a pause longer than `max_gap`). None when off (window 0) or fewer
+    than two such memories. Query-independent: a snapshot computes it once.
 
     >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
     >>> nb = neighbour_context(v, np.array([0, 1, 2]), 1)
@@ -266,28 +281,28 @@ def neighbour_context(vecs: np.ndarray, rows: np.ndarray, window: int) -> Neighb
         return None
     v = vecs[rows].astype(np.float64)
     w = int(window)
-    lo, hi = _window(m, w)
+    lo, hi = neighbour_windows(np.zeros(m, np.int64) if times is None else times, w, max_gap)
     cnt = (hi - lo).astype(np.float64)
     near = [np.einsum("ij,ij->i", v[:m - e], v[e:]) for e in range(min(2 * w, m - 1) + 1)]  # v_a . v_(a+e)
     dot, sq = np.zeros(m), np.zeros(m)
     pos = np.arange(m)
     for r1 in range(-w, w + 1):
         a = pos + r1
-        ok_a = (a >= 0) & (a < m)
-        e1 = abs(r1)
-        if e1 < len(near):
-            val = np.zeros(m)
-            val[ok_a] = near[e1][np.minimum(a, pos)[ok_a]]
-            dot += val
+        ok_a = (a >= lo) & (a < hi)
+        if not ok_a.any():              # (then no pair at this distance exists: near may lack it)
+            continue
+        val = np.zeros(m)
+        val[ok_a] = near[abs(r1)][np.minimum(a, pos)[ok_a]]
+        dot += val
         for r2 in range(-w, w + 1):
             b = pos + r2
-            ok = ok_a & (b >= 0) & (b < m)
-            e = abs(r1 - r2)
-            if e < len(near):
+            ok = ok_a & (b >= lo) & (b < hi)
+            if ok.any():
                 val = np.zeros(m)
-                val[ok] = near[e][np.minimum(a, b)[ok]]
+                val[ok] = near[abs(r1 - r2)][np.minimum(a, b)[ok]]
                 sq += val
-    return Neighbours(rows=np.asarray(rows, np.int64), dot=dot / cnt, sq=sq / (cnt * cnt), window=w)
+    return Neighbours(rows=np.asarray(rows, np.int64), dot=dot / cnt, sq=sq / (cnt * cnt), lo=lo, hi=hi,
+                      key=(w, max_gap))
 
 
 def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam: float,

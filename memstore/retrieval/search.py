@@ -148,13 +148,14 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     scope_where = f"({where}) AND {vis}"
     snap = None
     if engine == "numpy" and not (include_superseded or show_expired or as_of is not None):
-        snap = _snapshot(db, where, params, posting_scope, scope_params, int(sc.neighbour_window))
+        snap = _snapshot(db, where, params, posting_scope, scope_params, int(sc.neighbour_window),
+                         float(sc.episode_minutes) * 60e6)
     records_in_scan = True
     if snap is not None:        # a hot scope: no statement at all
         now_us = (now - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
         scope_rows, scope_table, row_map = snap.scope(query_words(query),
                                                       qvec if "semantic" in channels else None, now_us,
-                                                      int(sc.neighbour_window))
+                                                      int(sc.neighbour_window), float(sc.episode_minutes) * 60e6)
         all_hits = snap.hits(q.terms, q.entity_ids, row_map)
         if records:
             scope_table = snap.records()
@@ -168,7 +169,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
         scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
                                              qtext=query_words(query),
                                              qvec=qvec if "semantic" in channels else None, records=records_in_scan,
-                                             neighbour_window=int(sc.neighbour_window))
+                                             neighbour_window=int(sc.neighbour_window),
+                                             neighbour_gap_us=float(sc.episode_minutes) * 60e6)
         all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params,
                              terms=q.terms, entities=q.entity_ids)
     terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
@@ -211,7 +213,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
 
 
 def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
-              scope_params: dict[str, Any], neighbour_window: int = 0) -> Snapshot | None:
+              scope_params: dict[str, Any], neighbour_window: int = 0,
+              neighbour_gap_us: float = float("inf")) -> Snapshot | None:
     """The filter's search snapshot when valid (built on its second search in a cache generation),
     else None: memstore/retrieval/snapshot.py."""
     if db.scope_cache.max_rows <= 0 or "$now" in where or "$as_of" in where:
@@ -228,7 +231,8 @@ def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: s
         snap_where = f"({where}) AND (m.invalidated_at IS NULL)"
         snap = build_snapshot(db, where=snap_where, params=_bound(snap_where, params), posting_scope=posting_scope,
                               posting_scope_e=re.sub(r"\bp\.", "e.", posting_scope), scope_params=scope_params,
-                              generation=gen, neighbour_window=neighbour_window)
+                              generation=gen, neighbour_window=neighbour_window,
+                              neighbour_gap_us=neighbour_gap_us)
         if snap is not None:
             store.put(key, snap)
     return snap

@@ -62,6 +62,7 @@ class Snapshot:
     conv_dot: np.ndarray                # v . its conversation's mean (fusion.conversation_dot), every row
     valid_us: np.ndarray                # valid_at in microseconds (the order said, for the neighbours)
     neighbours: Neighbours | None       # fusion.neighbour_context of the memories added alone
+    neighbour_key: tuple                # (window, max gap) they were built for
     person_words: list[str | None]      # ' ' || lower(trim(attributed_to)) || ' '
     expires_us: np.ndarray              # _NEVER when not expiring
     vecs: np.ndarray                    # unit vectors, (n, dim) float32
@@ -82,8 +83,8 @@ class Snapshot:
             self._records = {r["id"]: r for r in rows}
         return self._records
 
-    def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int,
-              neighbour_window: int = 0) -> tuple[Scope, pa.Table, np.ndarray | None]:
+    def scope(self, qtext: str, qvec: np.ndarray | None, now_us: int, neighbour_window: int = 0,
+              neighbour_gap_us: float = float("inf")) -> tuple[Scope, pa.Table, np.ndarray | None]:
         """(Scope for fusion, the visible rows' table, the row map old -> new or None when every row
         is visible) at `now_us`; cosines with qvec as load_scope computes them from the cache."""
         live = self.expires_us > now_us
@@ -95,9 +96,9 @@ class Snapshot:
             q = q / max(float(np.linalg.norm(q)), 1e-12)
             cos = self.vecs @ q
         if keep is None:
-            nb = self.neighbours if (self.neighbours.window if self.neighbours else 0) == neighbour_window \
-                else neighbour_context(self.vecs, neighbour_order(self.conv_group, self.valid_us, self.ids),
-                                       neighbour_window)
+            nb = self.neighbours if self.neighbour_key == (neighbour_window, neighbour_gap_us) \
+                else _neighbours(self.vecs, self.conv_group, self.valid_us, self.ids, neighbour_window,
+                                 neighbour_gap_us)
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
                          person=person, cosine=cos, episode_key=self.episode_key,
                          time_stated=self.time_stated, conv_group=self.conv_group,
@@ -110,8 +111,8 @@ class Snapshot:
                       slot_family=[self.slot_family[i] for i in keep], person=person[keep],
                       episode_key=[self.episode_key[i] for i in keep], time_stated=self.time_stated[keep],
                       conv_group=group, conv_dot=conversation_dot(self.vecs[keep], group),
-                      neighbours=neighbour_context(self.vecs[keep], neighbour_order(group, self.valid_us[keep], ids),
-                                                   neighbour_window),
+                      neighbours=_neighbours(self.vecs[keep], group, self.valid_us[keep], ids, neighbour_window,
+                                             neighbour_gap_us),
                       cosine=None if cos is None else cos[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
@@ -188,8 +189,15 @@ def snapshots_for(cache: Any) -> SnapshotStore:
         return store
 
 
+def _neighbours(vecs: np.ndarray, group: np.ndarray, valid_us: np.ndarray, ids: list[str], window: int,
+                gap_us: float) -> Neighbours | None:
+    order = neighbour_order(group, valid_us, ids)
+    return neighbour_context(vecs, order, window, valid_us[order], gap_us)
+
+
 def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_scope: str, posting_scope_e: str,
-                   scope_params: dict[str, Any], generation: int, neighbour_window: int = 0) -> Snapshot | None:
+                   scope_params: dict[str, Any], generation: int, neighbour_window: int = 0,
+                   neighbour_gap_us: float = float("inf")) -> Snapshot | None:
     """Read the scope (two statements) and its vectors from the scope cache; None when the scope is
     larger than MAX_ROWS or the cache does not hold every vector."""
     table = db.arrow("snapshot_scope", params, sql=load_sql("queries/snapshot_scope").replace("/*WHERE*/", where))
@@ -213,7 +221,8 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
                     episode_key=table.column("_episode_key").to_pylist(),
                     time_stated=col("_time_stated").astype(bool),
                     conv_group=group, conv_dot=conversation_dot(vecs, group), valid_us=valid_us,
-                    neighbours=neighbour_context(vecs, neighbour_order(group, valid_us, ids), neighbour_window),
+                    neighbours=_neighbours(vecs, group, valid_us, ids, neighbour_window, neighbour_gap_us),
+                    neighbour_key=(neighbour_window, neighbour_gap_us),
                     person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
                     kw=kw, ent=ent)
 

@@ -23,8 +23,8 @@
 --              conversation's mean cosine, |c|^2 its mean v.c. A memory alone in its add() call
 --              (facts added one by one) is read with its neighbours instead: c is the mean unit vector
 --              of the memories alone in theirs within $nb_window places of it in the order said
---              (valid_at, then id; itself included, fewer at either end), and |c|^2 the mean of v.v'
---              over the window's pairs. $conv_lambda = 0 turns both off, $nb_window = 0 the neighbours;
+--              (valid_at, then id; itself included, fewer at either end and never across a pause of
+--              more than $episode_minutes), and |c|^2 the mean of v.v' over the window's pairs. $conv_lambda = 0 turns both off, $nb_window = 0 the neighbours;
 --              a scope with a single such memory leaves it its own cosine.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope.
@@ -80,18 +80,24 @@ conv AS (
     FROM scope s JOIN conv_dot d ON d.id = s.id
     GROUP BY s.episode_key
 ),
-alone AS (
-    -- the memories alone in their add() call, numbered in the order said
-    SELECT s.id, s.cosine, s.embedding, row_number() OVER (ORDER BY s.valid_at, s.id) AS pos
+alone_said AS (
+    -- the memories alone in their add() call, numbered in the order said; a pause of more than
+    -- $episode_minutes since the one before starts a new run
+    SELECT s.id, s.cosine, s.embedding, row_number() OVER (ORDER BY s.valid_at, s.id) AS pos,
+           CASE WHEN date_diff('microsecond', lag(s.valid_at) OVER (ORDER BY s.valid_at, s.id), s.valid_at)
+                     > $episode_minutes * 60000000 THEN 1 ELSE 0 END AS pause
     FROM scope s
     LEFT JOIN (SELECT episode_key, count(*) AS n FROM scope WHERE episode_key IS NOT NULL GROUP BY episode_key) g
       ON g.episode_key = s.episode_key
     WHERE $use_sem AND $nb_window > 0 AND coalesce(g.n, 1) = 1
 ),
+alone AS (
+    SELECT *, sum(pause) OVER (ORDER BY pos) AS run FROM alone_said
+),
 nb_pairs AS (
-    -- each of them with those within $nb_window places (itself included)
+    -- each of them with those within $nb_window places in its run (itself included)
     SELECT a.id, a.embedding AS own, b.cosine, b.embedding
-    FROM alone a JOIN alone b ON b.pos BETWEEN a.pos - $nb_window AND a.pos + $nb_window
+    FROM alone a JOIN alone b ON b.run = a.run AND b.pos BETWEEN a.pos - $nb_window AND a.pos + $nb_window
     WHERE (SELECT count(*) FROM alone) > 1
 ),
 nb AS (
