@@ -8,8 +8,11 @@ reactions are skipped without spaCy); the rest are parsed (the pipeline's depend
 only on those sentences) and cut into the clauses that state something (clauses.py: coordination,
 reported speech, relation mentions, hedges). Nothing substantive is lost: where the rules make no
 clean fact of a sentence (or keep less than half of its content words), the sentence itself is
-kept, in the third person, as one `said` memory per message ("Melanie: The kids loved the beach");
-a shared image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
+kept, lightly normalised (as said, without greetings and the person spoken to), as one `said`
+memory per message that names the speaker ("Melanie: The kids loved the beach"); a reply that only
+makes sense with the question before it ("Since I was 17 or so", "Yes! Two") is kept joined with
+that question, citing both messages (replies.py; the question may be among `recent`); a shared
+image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
 code-talk clauses stay dropped. Each fact carries its `kind` (state, event, transient, said), the
 day an event happened when a time phrase says so ("last week"), and a transient state's expiry
 ("this week"). Without a parser in the pipeline (a blank spaCy) it falls back to cutting sentences
@@ -37,10 +40,11 @@ from typing import Any
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
 from memstore.core.rules.slots import detect_slot
 from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.extraction.replies import answer_word, is_yes_no, joined, needs_question, question_of, short_answer
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
 from memstore.extraction.time_phrases import expires, when_stated
 
-PROMPT_VERSION = "heuristic-3"
+PROMPT_VERSION = "heuristic-4"      # 4: replies joined with their question, kept sentences as said
 # Below this share of a sentence's content words kept by its facts, the sentence is kept too.
 KEEP_BELOW = 0.5
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
@@ -74,16 +78,18 @@ class HeuristicExtractor:
         self._parser = _parser(self.nlp)
 
     def extract(self, messages: Sequence[Message], context: Sequence[ContextMemory], *,
-                speaker: str, prompt: str | None = None) -> Extraction:
+                speaker: str, prompt: str | None = None, recent: Sequence[Message] = ()) -> Extraction:
+        """`recent`: the messages before these (the first one may answer the last of them)."""
         start = time.perf_counter()
         facts: list[Fact] = []
         seen: set[str] = set()
 
-        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str) -> None:
+        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str,
+                also: Message | None = None) -> None:
             if text and text.lower() not in seen:
                 seen.add(text.lower())
                 facts.append(Fact(text=text, attributed_to=who, role="user",
-                                  source_message_ids=[msg.id] if msg.id else [],
+                                  source_message_ids=[m.id for m in (also, msg) if m is not None and m.id],
                                   valid_from=when, kind=kind, expires_at=until))
 
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
@@ -104,6 +110,11 @@ class HeuristicExtractor:
                 said = self._said(doc, who)             # the rules dropped most of it: keep the sentence
                 if said:
                     kept.setdefault(id(msg), []).append(said)
+        for msg, prev in zip(messages, [recent[-1] if recent else None, *messages[:-1]]):
+            text = self._reply(msg, prev, speaker)      # a reply joined with the question it answers
+            if text:
+                kept.pop(id(msg), None)                 # its sentences are in it
+                add(text, "said", msg.created_at, None, msg, msg.name or speaker, also=prev)
         for msg in messages:
             if id(msg) in kept:                         # one memory of what the rules left, in order
                 text = ". ".join(kept[id(msg)])
@@ -124,10 +135,30 @@ class HeuristicExtractor:
                           model="heuristic", prompt_version=PROMPT_VERSION,
                           latency_ms=(time.perf_counter() - start) * 1000)
 
+    @staticmethod
+    def _reply(msg: Message, prev: Message | None, speaker: str) -> str | None:
+        """A reply that only makes sense with the question before it, joined with that question
+        ("Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was
+        17 or so"); None for anything else."""
+        if msg.role != "user" or not msg.content or prev is None or not prev.content:
+            return None
+        who = msg.name or speaker
+        asker = prev.name or (speaker if prev.role == "user" else "The assistant")
+        if asker == who or prev.role not in ("user", "assistant"):
+            return None
+        question = question_of(CAPTION.sub("", prev.content))
+        if question is None or not needs_question(CAPTION.sub("", msg.content), question):
+            return None
+        answer = list(statement_sentences(msg.content)) or short_answer(CAPTION.sub("", msg.content))
+        word = answer_word(CAPTION.sub("", msg.content)) if is_yes_no(question) else None
+        if word:
+            answer.insert(0, word)
+        return joined(asker, who, question, answer) if answer else None
+
     def _said(self, doc: Any, who: str) -> str | None:
-        """The sentence itself in the third person ("I love that purple color" -> "Alice loves
-        that purple color"), without the person spoken to ("Maria, ..."); None for an order
-        ("Take a look at this")."""
+        """The sentence itself, lightly normalised: as said, without the person spoken to ("Maria,
+        ...") and the closing punctuation ("I love that purple color"; the memory names the speaker
+        in front); None for an order ("Take a look at this") or the speaker naming themself."""
         toks = [t for t in doc if not t.is_space]
         while toks and toks[-1].is_punct:
             toks.pop()
@@ -138,8 +169,11 @@ class HeuristicExtractor:
         if not toks or (toks[0].tag_ == "VB" and toks[0].dep_ == "ROOT"
                         and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in toks[0].children)):
             return None
-        text = self._rewrite(toks, who, about_other=True)
-        return None if text is None or _is_self_naming(text, who) else text
+        third = self._rewrite(toks, who, about_other=True)
+        if third is None or _is_self_naming(third, who):
+            return None
+        text = "".join(t.text_with_ws for t in toks).strip()
+        return text[:1].upper() + text[1:]
 
     @staticmethod
     def _clauses(text: str) -> list[str]:
