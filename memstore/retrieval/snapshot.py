@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
 from memstore.store.sqlfiles import load_sql
@@ -194,19 +195,7 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
     group = conversation_groups(table.column("_episode_key"))
     post = db.arrow("snapshot_postings", scope_params, sql=load_sql("queries/snapshot_postings")
                     .replace("/*POSTING_SCOPE*/", posting_scope).replace("/*POSTING_SCOPE_E*/", posting_scope_e))
-    row_of = {mid: i for i, mid in enumerate(ids)}
-    kw: dict[str, tuple[list[int], list[float]]] = {}
-    ent: dict[str, list[int]] = {}
-    for kind, mid, key, tf in zip(*(post.column(c).to_pylist() for c in ("kind", "memory_id", "key", "tf"))):
-        r = row_of.get(mid)
-        if r is None:
-            continue
-        if kind == 0:
-            rows_tf = kw.setdefault(key, ([], []))
-            rows_tf[0].append(r)
-            rows_tf[1].append(tf)
-        else:
-            ent.setdefault(key, []).append(r)
+    kw, ent = group_postings(post, table.column("id"))
     return Snapshot(generation=generation, table=table, ids=ids, doc_len=col("_doc_len").astype(np.float64),
                     valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                     slot_family=table.column("_slot_family").to_pylist(),
@@ -214,5 +203,40 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
                     time_stated=col("_time_stated").astype(bool),
                     conv_group=group, conv_dot=conversation_dot(vecs, group),
                     person_words=table.column("_person_words").to_pylist(), expires_us=exp, vecs=vecs,
-                    kw={t: (np.array(r, np.int64), np.array(tf, np.float64)) for t, (r, tf) in kw.items()},
-                    ent={e: np.array(r, np.int64) for e, r in ent.items()})
+                    kw=kw, ent=ent)
+
+
+def group_postings(post: pa.Table, ids: pa.ChunkedArray | pa.Array
+                   ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray]]:
+    """Postings (kind, memory_id, key, tf) grouped by key as row numbers into `ids` (postings of
+    memories not in `ids` dropped; a key's rows keep the postings' order): ({term: (rows, tf)},
+    {entity id: rows}). Vectorised: a Python loop per posting cost ~10 ms of a 1,000-memory scope's
+    snapshot (~9k postings).
+
+    >>> post = pa.table({"kind": [0, 0, 1, 0], "memory_id": ["b", "a", "a", "zz"], "key": ["tea", "tea", "e1", "tea"],
+    ...                  "tf": [2.0, 1.0, 1.0, 1.0]})
+    >>> kw, ent = group_postings(post, pa.array(["a", "b"]))
+    >>> kw["tea"][0].tolist(), kw["tea"][1].tolist(), ent["e1"].tolist()
+    ([1, 0], [2.0, 1.0], [0])
+    """
+    rows = pc.index_in(post.column("memory_id"), value_set=ids)
+    kinds = post.column("kind")
+    out: list[dict] = []
+    for kind in (0, 1):
+        sel = pc.and_(pc.equal(kinds, kind), pc.is_valid(rows))
+        r = pc.filter(rows, sel).to_numpy(zero_copy_only=False).astype(np.int64)
+        keys = pc.filter(post.column("key"), sel).combine_chunks().dictionary_encode()
+        code = keys.indices.to_numpy(zero_copy_only=False)
+        names = keys.dictionary.to_pylist()
+        order = np.argsort(code, kind="stable")
+        sc = code[order]
+        starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]]) if len(sc) else np.zeros(0, np.int64)
+        ends = np.r_[starts[1:], len(sc)]
+        rs = r[order]
+        if kind == 0:
+            tfs = pc.filter(post.column("tf"), sel).to_numpy(zero_copy_only=False).astype(np.float64)[order]
+            out.append({names[c]: (rs[a:b], tfs[a:b]) for c, a, b in zip(sc[starts].tolist(), starts.tolist(),
+                                                                         ends.tolist())})
+        else:
+            out.append({names[c]: rs[a:b] for c, a, b in zip(sc[starts].tolist(), starts.tolist(), ends.tolist())})
+    return out[0], out[1]
