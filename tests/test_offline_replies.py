@@ -39,6 +39,16 @@ def test_a_short_reply_is_joined_with_the_question_it_answers(ex):
                     "said", "John", ["m1", "m2"])]
 
 
+def test_an_answer_about_oneself_keeps_the_question_that_gives_its_topic(ex):
+    asked = turn("Caroline", "Wow! What got you into running?", 1)
+    out = texts(ex, [asked, turn("Melanie", "The doctor told me to move more.", 2)])
+    assert out == [("Caroline asked Melanie: What got Melanie into running? Melanie: The doctor told me to move more",
+                    "said", "Melanie", ["m1", "m2"])]
+    # an answer the rules make a clean fact of needs no question
+    out = texts(ex, [asked, turn("Melanie", "My sister signed us both up for a 5k.", 2)])
+    assert [o[0] for o in out] == ["Melanie's sister signed Melanie and others both up for a 5k"]
+
+
 def test_the_question_may_come_from_the_recent_messages(ex):
     asked = turn("Melanie", "I love how it shows the power you talked about. How long have you been creating art?", 1)
     out = texts(ex, [turn("Caroline", "Since I was 17 or so. I find it so empowering and cathartic.", 2)],
@@ -62,7 +72,7 @@ def test_yes_or_no_and_one_word_answers_keep_the_question(ex):
 
 
 def test_a_reply_that_stands_on_its_own_is_not_joined(ex):
-    out = texts(ex, [turn("Gina", "What's new with you?", 1), turn("Jon", "I adopted a cat last week.", 2)])
+    out = texts(ex, [turn("Gina", "What's new?", 1), turn("Jon", "I adopted a cat last week.", 2)])
     assert out and all(o[3] == ["m2"] and "asked" not in o[0] for o in out), out
 
 
@@ -70,6 +80,7 @@ def test_a_reply_that_stands_on_its_own_is_not_joined(ex):
     ("The kids loved the beach.", "They were so happy."),                 # nothing was asked
     ("How about you?", "It was fine."),                                   # a question that asks nothing
     ("What did you think of the film?", "Thanks so much!"),               # small talk answers nothing
+    ("How can I help with that?", "Explain compound interest simply"),    # a request is no answer
 ])
 def test_no_question_or_no_answer_gives_no_joined_memory(ex, before, reply):
     out = texts(ex, [turn("Ann", before, 1), turn("Bea", reply, 2)])

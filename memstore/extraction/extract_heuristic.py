@@ -40,7 +40,8 @@ from typing import Any
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
 from memstore.core.rules.slots import detect_slot
 from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
-from memstore.extraction.replies import answer_word, is_yes_no, joined, needs_question, question_of, short_answer
+from memstore.extraction.replies import (answer_word, asks_the_replier, is_yes_no, joined, needs_question, question_of,
+                                         short_answer)
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
 from memstore.extraction.time_phrases import expires, when_stated
 
@@ -111,7 +112,8 @@ class HeuristicExtractor:
                 if said:
                     kept.setdefault(id(msg), []).append(said)
         for msg, prev in zip(messages, [recent[-1] if recent else None, *messages[:-1]]):
-            text = self._reply(msg, prev, speaker)      # a reply joined with the question it answers
+            # a reply joined with the question it answers
+            text = self._reply(msg, prev, speaker, unkept=id(msg) in kept)
             if text:
                 kept.pop(id(msg), None)                 # its sentences are in it
                 add(text, "said", msg.created_at, None, msg, msg.name or speaker, also=prev)
@@ -136,10 +138,11 @@ class HeuristicExtractor:
                           latency_ms=(time.perf_counter() - start) * 1000)
 
     @staticmethod
-    def _reply(msg: Message, prev: Message | None, speaker: str) -> str | None:
+    def _reply(msg: Message, prev: Message | None, speaker: str, unkept: bool) -> str | None:
         """A reply that only makes sense with the question before it, joined with that question
         ("Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was
-        17 or so"); None for anything else."""
+        17 or so"); None for anything else. `unkept`: the rules made no fact of some of the
+        reply's sentences, so a question about the one who answers gives them their topic."""
         if msg.role != "user" or not msg.content or prev is None or not prev.content:
             return None
         who = msg.name or speaker
@@ -147,7 +150,8 @@ class HeuristicExtractor:
         if asker == who or prev.role not in ("user", "assistant"):
             return None
         question = question_of(CAPTION.sub("", prev.content))
-        if question is None or not needs_question(CAPTION.sub("", msg.content), question):
+        if question is None or not (needs_question(CAPTION.sub("", msg.content), question)
+                                    or (unkept and asks_the_replier(question))):
             return None
         answer = list(statement_sentences(msg.content)) or short_answer(CAPTION.sub("", msg.content))
         word = answer_word(CAPTION.sub("", msg.content)) if is_yes_no(question) else None

@@ -2,11 +2,12 @@
 expressions only).
 
 "Since I was 17 or so", "They were awestruck and humbled", "Yeah, we go a few times a week" or a
-bare "Yes!" say little on their own: what they answer is in the other person's question. Such a
-reply is kept as one memory that joins the question to the answer, attributed to the one who
-answered ("Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was 17
-or so"), citing both turns. A reply that stands on its own ("I adopted a cat last week") needs
-no question and gets none.
+bare "Yes!" say little on their own: what they answer is in the other person's question (and so
+is the topic of "I wanted a way to destress" after "What got you into running?", where the rules
+make no fact of it). Such a reply is kept as one memory that joins the question to the answer,
+attributed to the one who answered ("Melanie asked Caroline: How long has Caroline been creating
+art? Caroline: Since I was 17 or so"), citing both turns. A reply that stands on its own ("I adopted a cat last week" after
+"What's new?") needs no question and gets none.
 
 >>> question_of("Love that purple color! For walking or running?")
 'For walking or running?'
@@ -24,9 +25,9 @@ from __future__ import annotations
 import re
 
 from memstore.extraction.chat_text import normalise, split_sentences, strip_discourse
-from memstore.extraction.said import is_filler
+from memstore.extraction.said import is_filler, is_request
 
-__all__ = ["answer_word", "is_yes_no", "joined", "needs_question", "question_of", "short_answer"]
+__all__ = ["answer_word", "asks_the_replier", "is_yes_no", "joined", "needs_question", "question_of", "short_answer"]
 
 # The reply opens with an answer word: "Yes!", "Nope, never been", "Yeah, we go a few times a week".
 _ANSWER_WORD = re.compile(r"^(?:yes|yeah|yep|yup|yea|no|nope|nah|sure|definitely|absolutely|totally|"
@@ -47,7 +48,9 @@ _YES_NO = re.compile(r"^(?:do|does|did|is|are|was|were|have|has|had|can|could|wi
                      r"got|been)\b", re.IGNORECASE)
 # A question that only returns the conversation ("How about you?", "What about you?"): nothing to join.
 _BOUNCE = re.compile(r"^(?:(?:and |so )?(?:how|what) about you|you|and you|how are you|how have you been|"
-                     r"how's it going|what's up|wbu|hbu|right|huh|really|isn't it|don't you think)\b",
+                     r"how's it going|what's up|wbu|hbu|right|huh|really|isn't it|don't you think|"
+                     r"(?:how|what else) can I (?:help|do)|anything else|is there anything else|"
+                     r"what can I (?:help|do))\b",
                      re.IGNORECASE)
 MAX_WORDS = 60            # of the answer kept in a joined memory
 
@@ -64,9 +67,19 @@ def question_of(text: str) -> str | None:
     return None
 
 
+def asks_the_replier(question: str) -> bool:
+    """The question asks about the one who answers ("What got you into running?"): the topic of
+    what they say next may be in the question only.
+
+    >>> asks_the_replier("What got you into running?"), asks_the_replier("How did the kids react?")
+    (True, False)
+    """
+    return _YOU.search(question) is not None
+
+
 def needs_question(reply: str, question: str) -> bool:
-    """Whether the reply (its first sentence) only makes sense with the question it answers: an
-    answer word, a pointer back at what was asked, a fragment, or a short answer."""
+    """Whether the reply only makes sense with the question it answers: its first sentence is an
+    answer word, a pointer back at what was asked, a fragment, or short."""
     sents = split_sentences(normalise(reply))
     if not sents:
         return False
@@ -92,15 +105,15 @@ def answer_word(reply: str) -> str | None:
 
 def short_answer(reply: str) -> list[str]:
     """The words of a reply too short to be a statement of their own ("Two.", "Shadow!"), without
-    questions and small talk.
+    questions, requests and small talk.
 
-    >>> short_answer("Yes! Two."), short_answer("Thanks so much!")
-    (['Two'], [])
+    >>> short_answer("Yes! Two."), short_answer("Thanks so much!"), short_answer("Explain it simply")
+    (['Two'], [], [])
     """
     out = []
     for sent in split_sentences(normalise(reply)):
         s = strip_discourse(sent).strip(" .!")
-        if s and not sent.endswith("?") and not is_filler(s):
+        if s and not sent.endswith("?") and not is_filler(s) and not is_request(s):
             out.append(s)
     return out
 
