@@ -150,7 +150,7 @@ class HeuristicExtractor:
         if asker == who or prev.role not in ("user", "assistant"):
             return None
         question = question_of(CAPTION.sub("", prev.content))
-        if question is None or not (needs_question(CAPTION.sub("", msg.content), question)
+        if question is None or not (needs_question(CAPTION.sub("", msg.content))
                                     or (unkept and asks_the_replier(question))):
             return None
         answer = list(statement_sentences(msg.content)) or short_answer(CAPTION.sub("", msg.content))

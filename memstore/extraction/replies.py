@@ -6,16 +6,16 @@ bare "Yes!" say little on their own: what they answer is in the other person's q
 is the topic of "I wanted a way to destress" after "What got you into running?", where the rules
 make no fact of it). Such a reply is kept as one memory that joins the question to the answer,
 attributed to the one who answered ("Melanie asked Caroline: How long has Caroline been creating
-art? Caroline: Since I was 17 or so"), citing both turns. A reply that stands on its own ("I adopted a cat last week" after
-"What's new?") needs no question and gets none.
+art? Caroline: Since I was 17 or so"), citing both turns. A reply that stands on its own ("I
+adopted a cat last week" after "What's new?") needs no question and gets none.
 
 >>> question_of("Love that purple color! For walking or running?")
 'For walking or running?'
 >>> question_of("Sounds great. See you soon!") is None
 True
->>> needs_question("They were awestruck and humbled.", "How did the kids react?")
+>>> needs_question("They were awestruck and humbled.")
 True
->>> needs_question("I adopted a cat last week.", "What's new?")
+>>> needs_question("I adopted a cat last week.")
 False
 >>> joined("Melanie", "Caroline", "How long have you been creating art?", ["Since I was 17 or so"])
 'Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was 17 or so'
@@ -77,7 +77,7 @@ def asks_the_replier(question: str) -> bool:
     return _YOU.search(question) is not None
 
 
-def needs_question(reply: str, question: str) -> bool:
+def needs_question(reply: str) -> bool:
     """Whether the reply only makes sense with the question it answers: its first sentence is an
     answer word, a pointer back at what was asked, a fragment, or short."""
     sents = split_sentences(normalise(reply))
