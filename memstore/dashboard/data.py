@@ -57,12 +57,14 @@ SUMMARY_COUNTS = ("memories", "current", "superseded", "expired", "messages", "e
 
 def scope_summary(m: Any) -> pl.DataFrame:
     """One row per scope: memories by status, messages, extraction runs (problems counted apart),
-    sorted by scope label."""
+    sorted by scope label. `m` is a store, or a lake's Fleet (memstore/lake/fleet.py): then one row
+    per shard and scope, with the `shard` column after the scope."""
     keys = list(IDENTITY_KEYS)
     df = m.frame("scope_summary")
+    shard = ["shard"] if "shard" in df.columns else []
     labels = [scope_label({k: v for k, v in zip(keys, row) if v}) for row in df.select(keys).iter_rows()]
-    return df.select(*keys, *SUMMARY_COUNTS, "last_activity").insert_column(
-        0, pl.Series("scope", labels, dtype=pl.Utf8)).filter(pl.col("scope") != "").sort("scope")
+    return df.select(*shard, *keys, *SUMMARY_COUNTS, "last_activity").insert_column(
+        0, pl.Series("scope", labels, dtype=pl.Utf8)).filter(pl.col("scope") != "").sort("scope", *shard)
 
 
 def _scope_column(df: pl.DataFrame) -> pl.Expr:
