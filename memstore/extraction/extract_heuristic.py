@@ -32,6 +32,8 @@ at "and/but/so".
 """
 from __future__ import annotations
 
+import datetime as dt
+
 import re
 import time
 from collections.abc import Sequence
@@ -82,6 +84,9 @@ class HeuristicExtractor:
                 speaker: str, prompt: str | None = None, recent: Sequence[Message] = ()) -> Extraction:
         """`recent`: the messages before these (the first one may answer the last of them)."""
         start = time.perf_counter()
+        # relative times ("last week", "this weekend") of a message with no time of its own are read
+        # against now, the moment add() stores it (its facts' valid_from stays the add's default)
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         facts: list[Fact] = []
         seen: set[str] = set()
 
@@ -103,7 +108,7 @@ class HeuristicExtractor:
         kept: dict[int, list[str]] = {}             # message -> its sentences the rules dropped
         for (msg, sentence), doc in zip(todo, docs):
             who = msg.name or speaker
-            found, rejected = self._facts(doc, who, msg)
+            found, rejected = self._facts(doc, who, msg, now)
             found = [f for f in found if not _vague(f[0], who)]
             for text, kind, when, until in found:
                 add(text, kind, when, until, msg, who)
@@ -123,8 +128,9 @@ class HeuristicExtractor:
                 who = msg.name or speaker
                 if not text.startswith(who):
                     text = f"{who}: {text}"             # whose words these are, as the facts name them
-                when = when_stated(text, msg.created_at)
-                ok = when is not None and msg.created_at is not None and when <= msg.created_at
+                ref = msg.created_at or now
+                when = when_stated(text, ref)
+                ok = when is not None and when <= ref
                 add(text, "said", when if ok else msg.created_at, None, msg, who)
         for msg in messages:                            # a shared image's caption, said by the sharer
             if msg.role == "user" and msg.content and "[" in msg.content:
@@ -185,9 +191,11 @@ class HeuristicExtractor:
         doc cache with them)."""
         return list(statement_sentences(text))
 
-    def _facts(self, doc: Any, who: str, msg: Message) -> tuple[list[tuple[str, str, Any, Any]], bool]:
+    def _facts(self, doc: Any, who: str, msg: Message, now: dt.datetime
+               ) -> tuple[list[tuple[str, str, Any, Any]], bool]:
         """(text, kind, valid_from, expires_at) of each fact the sentence states, and whether the
-        rules dropped a clause on purpose (hedged, conditional, about code)."""
+        rules dropped a clause on purpose (hedged, conditional, about code). Time phrases are read
+        against the message's time, else `now`."""
         at = msg.created_at
         if self._parser is None:        # no parser: cut at "and/but/so" before a first-person clause
             out = []
@@ -211,7 +219,7 @@ class HeuristicExtractor:
                 continue
             if c.kind == "transient" and _has_state_slot(text, who):
                 c.kind = "state"             # "I'm unemployed right now" states where someone works
-            out.append((text, c.kind, *_times(c, text, at)))
+            out.append((text, c.kind, *_times(c, text, at, now)))
         # a kin mention is a fact of its own only where no clause kept it ("Alice's sister Carol lives ...")
         said = " ".join(t for t, *_ in out).lower()
         out += [(_relation_fact(r, who), "state", at, None) for r in relations
@@ -286,18 +294,25 @@ class HeuristicExtractor:
         return text[0].upper() + text[1:]
 
 
-def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
-    """valid_from and expires_at of a clause's fact."""
-    import datetime as dt
+def _times(c: Clause, text: str, at: Any, now: dt.datetime) -> tuple[Any, Any]:
+    """valid_from and expires_at of a clause's fact: time phrases read against the message's time
+    `at`, or `now` when it has none (valid_from then stays None, the add's default, unless the
+    phrase names an earlier moment).
 
+    >>> import datetime as dt
+    >>> c = Clause(toks=[], kind="event")
+    >>> _times(c, "I moved to Porto last month", None, dt.datetime(2024, 6, 12))
+    (datetime.datetime(2024, 5, 13, 0, 0), None)
+    """
+    ref = at or now
     if c.kind == "transient":
-        until = expires(text, at)
-        if until is None and at is not None and c.passing_days:
-            until = at.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=c.passing_days)
+        until = expires(text, ref)
+        if until is None and c.passing_days:
+            until = ref.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=c.passing_days)
         return at, until
     if c.kind == "event" or re.search(r"\bsince\b", text):
-        when = when_stated(text, at)
-        if when is not None and at is not None and when <= at:
+        when = when_stated(text, ref)
+        if when is not None and when <= ref:
             return when, None
     return at, None
 
