@@ -9,7 +9,9 @@ history row per memory and 10% superseded memories), splits it into shards by us
 shard into a fresh lake (a throwaway PostgreSQL cluster), then publishes a 1% change. Queries:
 count by status per scope (the timeline view), one user's timeline, history joined with memories;
 each run 3 times, median wall and CPU (this process, so PostgreSQL's share of the lake is not in
-the CPU column). The machine's load average is printed with the figures.
+the CPU column). Then the dashboard's Overview data (memstore/lake/fleet.py: scope summary, growth,
+runs by status) on the lake against the same frames from the one file, and the time to open the
+lake for the dashboard. The machine's load average is printed with the figures.
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from synthetic_store import build_store  # noqa: E402
 
 import memstore.lake as lake  # noqa: E402
+from memstore.dashboard import data  # noqa: E402
+from memstore.lake.fleet import Fleet  # noqa: E402
 from memstore.store.database import Database  # noqa: E402
 from memstore.store.views import view_query  # noqa: E402
 from memstore.testing.postgres import PostgresCluster  # noqa: E402
@@ -94,6 +98,35 @@ def run_queries(execute, user: str) -> dict[str, tuple[float, float, int]]:  # n
     return res
 
 
+class OneFile:
+    """The Overview's frames from one DuckDB file, as a Fleet gives them from the lake."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def frame(self, name: str):  # noqa: ANN201
+        if name == "runs_by_status":
+            return self.con.sql("SELECT status, extractor, count(*) AS runs FROM extraction_runs GROUP BY ALL").pl()
+        return self.con.sql(view_query(name)).pl()
+
+
+def overview(source) -> int:  # noqa: ANN001
+    """What the Overview page computes before drawing (scopes table, growth lines, runs chart data)."""
+    summary = data.scope_summary(source)
+    growth = data.growth(source.frame("memories_per_day"))
+    runs = source.frame("runs_by_status")
+    return summary.height + growth.height + runs.height
+
+
+def time_overview(source) -> tuple[float, float]:  # noqa: ANN001
+    walls, cpus = [], []
+    for _ in range(3):
+        _, w, c = timed(lambda: overview(source))
+        walls.append(w)
+        cpus.append(c)
+    return statistics.median(walls), statistics.median(cpus)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memories", type=int, default=200_000)
@@ -143,6 +176,10 @@ def main() -> None:
             files = [ln for ln in plan.splitlines() if "Files Read" in ln]
             n_files = len(lk.sql("SELECT * FROM ducklake_list_files('lake', 'memories')").fetchall())
 
+        one_overview = time_overview(OneFile(con))
+        board, open_w, open_c = timed(lambda: Fleet(name))
+        lake_overview = time_overview(board)
+        board.close()
         con.close()
         print(f"\nqueries (median of 3; load {os.getloadavg()}):")
         print(f"  {'query':28} {'one DuckDB file':>24} {'lake (2 shards)':>24} rows")
@@ -153,6 +190,10 @@ def main() -> None:
                   f"{b[1] * 1000:7.0f} ms CPU {a[2]}")
         print(f"  files read for one user's memories: {' '.join(s.strip(' │') for s in files)}"
               + (f" of {n_files}" if n_files else ""))
+        print(f"\ndashboard Overview data (median of 3): one file {one_overview[0] * 1000:.0f} ms "
+              f"({one_overview[1] * 1000:.0f} ms CPU), lake {lake_overview[0] * 1000:.0f} ms "
+              f"({lake_overview[1] * 1000:.0f} ms CPU); opening the lake for the dashboard "
+              f"{open_w * 1000:.0f} ms ({open_c * 1000:.0f} ms CPU)")
     shutil.rmtree(work, ignore_errors=True)
     print(f"load after: {os.getloadavg()}")
 

@@ -10,6 +10,16 @@ cached (--qcache), so the "openai" store needs the peer bench's fake server only
 
     python bench/peer_offline.py --store /tmp/peer/openai/memstore.duckdb --features openai \
         --embed-url http://127.0.0.1:8797/v1 --qcache /tmp/peer/q_openai.npz [--dump cands.parquet]
+
+--mem0 runs/<tag>/mem0_plain_dev.json: mem0's own hits (same questions, same facts, same vectors)
+next to memstore's, per group, with the paired counts: +N questions only memstore finds in its top
+10, -N only mem0 finds. --losses FILE: for each of those -N, the best-ranked right fact, its rank,
+the rank plain cosine gives it, and which signal pushed it down: per signal, the mean over the
+results ranked above it of weight x (their value - its value) / sum of weights (the semantic signal
+split into the raw cosine and the conversation smoothing); a summary by signal is printed.
+--build-api DIR: the public-API path instead of a peer-bench store: every oracle fact of every
+session added alone, `add(fact, infer=False)`, no timestamps, then scored the same way (the
+embedder must be the peer bench's fake server for --features openai).
 """
 from __future__ import annotations
 
@@ -23,8 +33,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-PEER = ROOT.parent / "shared" / "peer-bench" / "bench"
-DATA = ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+# ../shared beside the checkout (/work/main), or two levels up for a worktree (/work/wt/<name>)
+SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared" / "peer-bench").is_dir()),
+              ROOT.parent / "shared")
+PEER = SHARED / "peer-bench" / "bench"
+DATA = SHARED / "bench-data" / "locomo" / "locomo_dev5.json"
 KS = (5, 10, 20)
 TUNE, CHECK = ("conv-26", "conv-30", "conv-41"), ("conv-42", "conv-43")
 
@@ -55,9 +68,82 @@ class CachedEmbedder:
         return getattr(self.inner, name)
 
 
+SIGNALS = ("cosine", "smoothing", "keyword", "entity", "recency", "slot", "person", "episode", "time")
+
+
+def build_api(path: Path, cfg: dict, samples: list, locomo) -> None:
+    """The public-API store: each oracle fact added alone with add(fact, infer=False), no dates."""
+    from memstore import Memory
+
+    if path.exists():
+        return
+    path.mkdir(parents=True)
+    m = Memory.from_config(dict(cfg, path=str(path / "memstore.duckdb")))
+    for s in samples:
+        for skey in locomo.session_keys(s):
+            for _speaker, text, _ids in locomo.session_facts(s, skey):
+                m.add(text, user_id=s["sample_id"], infer=False)
+    m.close()
+
+
+def mem0_hits(path: str) -> dict[tuple[str, int], dict[int, float]]:
+    """(sample, qi) -> {k: hit} from a run_bench.py results file."""
+    out = {}
+    for r in json.loads(Path(path).read_text())["searches"]:
+        if r["scorable"]:
+            out[(r["sample"], r["qi"])] = {k: float(r[f"hit@{k}"]) for k in KS}
+    return out
+
+
+def loss_row(rt, question: str, sid: str, fidx: dict, ev: set) -> dict:
+    """Why fusion put the right fact below the top 10: its rank, its plain-cosine rank, and per
+    signal the mean weighted margin of the results above it (see the module docstring)."""
+    from memstore.retrieval.search import _weights, candidate_table
+
+    sc = rt.config.search
+    t = candidate_table(rt, question, filters={"user_id": sid}, limit=100_000).to_pylist()
+    lam, ck = sc.conversation_smoothing, sc.candidate_k
+    sc.conversation_smoothing, sc.candidate_k = 0.0, 100_000      # plain cosine, every memory a candidate
+    try:
+        raw = {r["id"]: r["semantic"] for r in candidate_table(rt, question, filters={"user_id": sid},
+                                                               limit=100_000).to_pylist()}
+    finally:
+        sc.conversation_smoothing, sc.candidate_k = lam, ck
+    ids = [r["id"] for r in t]
+    texts = dict(rt.db.rows("t", {"ids": ids}, sql="SELECT id, memory FROM memories WHERE list_contains($ids, id)"))
+    rel = [i for i, r in enumerate(t) if fidx.get(texts.get(r["id"], ""), set()) & ev]
+    w = {k: v for k, v in _weights(sc, None, ("semantic", "keyword", "entity"), question).items()
+         if not k.startswith("_")}
+    total = sum(w.values())
+    out = {"sample": sid, "question": question, "rank": (rel[0] + 1) if rel else None}
+    by_cos = sorted(raw, key=lambda i: -raw[i])
+    out["cosine_rank"] = min((by_cos.index(t[i]["id"]) + 1 for i in rel), default=None)
+    if not rel:
+        return out
+    r, above = t[rel[0]], t[:10]
+    margin = {}
+    for s in SIGNALS:
+        if s == "cosine":
+            vals = [raw.get(a["id"], 0.0) - raw.get(r["id"], 0.0) for a in above]
+            wt = w["semantic"]
+        elif s == "smoothing":
+            vals = [(a["semantic"] - raw.get(a["id"], 0.0)) - (r["semantic"] - raw.get(r["id"], 0.0)) for a in above]
+            wt = w["semantic"]
+        else:
+            vals = [a[s] - r[s] for a in above]
+            wt = w.get(s, 0.0)
+        margin[s] = wt * float(np.mean(vals)) / total
+    out["margin"] = margin
+    out["pusher"] = max((s for s in SIGNALS if s != "cosine"), key=lambda s: margin[s])
+    out["right"] = texts.get(r["id"])
+    out["top"] = [texts.get(a["id"]) for a in above[:3]]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--store", required=True, help="a copy of a peer-bench memstore.duckdb")
+    ap.add_argument("--store", default=None, help="a copy of a peer-bench memstore.duckdb")
+    ap.add_argument("--build-api", default=None, help="build (once) and score the public-API store in this dir")
     ap.add_argument("--features", choices=("openai", "local"), default="openai")
     ap.add_argument("--embed-url", default="http://127.0.0.1:8797/v1")
     ap.add_argument("--qcache", default=None)
@@ -65,7 +151,13 @@ def main() -> None:
     ap.add_argument("--dump", default=None, help="every question's whole candidate table (+ relevant) to Parquet")
     ap.add_argument("--json", default=None, help="per-question hits to this JSON file")
     ap.add_argument("--config", default=None, help="JSON of search config overrides")
+    ap.add_argument("--mem0", default=None, help="run_bench.py results of mem0 (runs/<tag>/mem0_plain_dev.json)")
+    ap.add_argument("--losses", default=None, help="JSON lines: the questions only mem0 finds, and why")
     args = ap.parse_args()
+    if bool(args.store) == bool(args.build_api):
+        ap.error("give one of --store and --build-api")
+    if args.losses and not args.mem0:
+        ap.error("--losses needs --mem0")
     sys.path.insert(0, str(PEER))
     import locomo  # the peer bench's own data access: same evidence and fact index
 
@@ -74,15 +166,23 @@ def main() -> None:
 
     emb = {"provider": "local"} if args.features == "local" else \
         {"provider": "openai", "base_url": args.embed_url, "api_key": "x", "model": "all-MiniLM-L6-v2", "dims": 384}
-    cfg = {"path": args.store, "embedder": emb}
+    samples = locomo.load(args.data)
+    store = args.store
+    if args.build_api:
+        build_api(Path(args.build_api), {"embedder": emb}, samples, locomo)
+        store = str(Path(args.build_api) / "memstore.duckdb")
+    cfg = {"path": store, "embedder": emb}
     if args.config:
         cfg["search"] = json.loads(args.config)
     m = Memory.from_config(cfg)
     cached = CachedEmbedder(m._rt.embedder, Path(args.qcache) if args.qcache else None)
     m._rt.embedder = cached
+    theirs = mem0_hits(args.mem0) if args.mem0 else {}
     hits: dict = defaultdict(list)           # (group, k) -> [0/1]
-    per_q, dumped = [], []
-    for s in locomo.load(args.data):
+    other: dict = defaultdict(list)          # (group, k) -> mem0's [0/1]
+    pm: dict = defaultdict(lambda: [0, 0])   # group -> [only memstore, only mem0] at 10
+    per_q, dumped, losses = [], [], []
+    for s in samples:
         sid = s["sample_id"]
         fidx = locomo.fact_index(s)
         for q in locomo.qa_items(s, (1, 2, 3, 4)):
@@ -93,11 +193,22 @@ def main() -> None:
             flags = [bool(fidx.get(r["memory"], set()) & ev) for r in res["results"]]
             half = "tune" if sid in TUNE else "check"
             rec = {"sample": sid, "qi": q["qi"], "category": q["category"]}
+            groups = ("all", f"cat{q['category']}", sid, half, f"{half}/cat{q['category']}")
+            mine = theirs.get((sid, q["qi"]))
             for k in KS:
                 h = float(any(flags[:k]))
                 rec[f"hit@{k}"] = h
-                for g in ("all", f"cat{q['category']}", sid, half):
+                for g in groups:
                     hits[(g, k)].append(h)
+                    if mine is not None:
+                        other[(g, k)].append(mine[k])
+            if mine is not None:
+                for g in groups:
+                    pm[g][0] += rec["hit@10"] > mine[10]
+                    pm[g][1] += rec["hit@10"] < mine[10]
+                if args.losses and rec["hit@10"] < mine[10]:
+                    losses.append(dict(loss_row(m._rt, q["question"], sid, fidx, ev), qi=q["qi"],
+                                       category=q["category"], half=half))
             per_q.append(rec)
             if args.dump:
                 import pyarrow as pa
@@ -118,6 +229,25 @@ def main() -> None:
     for k in KS:
         print(f"| @{k} | " + " | ".join(f"{np.mean(hits[(g, k)]):.3f}" for g in groups) + " |")
     print(f"n={len(hits[('all', 10)])}")
+    if theirs:
+        print("\nany-hit@10, memstore vs mem0 (paired: +only memstore / -only mem0)")
+        print("| group | n | memstore | mem0 | diff | + | - |")
+        print("|---|---|---|---|---|---|---|")
+        for g in ("all", "tune", "check", *(f"{h}/cat{c}" for h in ("tune", "check") for c in (1, 2, 3, 4))):
+            a, b = np.mean(hits[(g, 10)]), np.mean(other[(g, 10)])
+            print(f"| {g} | {len(hits[(g, 10)])} | {a:.3f} | {b:.3f} | {100 * (a - b):+.1f} | +{pm[g][0]} | -{pm[g][1]} |")
+    if args.losses:
+        Path(args.losses).write_text("".join(json.dumps(r) + "\n" for r in losses))
+        print(f"\nlosses ({len(losses)}) by the signal that pushed the right fact down most:")
+        for half in ("tune", "check"):
+            rows = [r for r in losses if r["half"] == half and "margin" in r]
+            count = defaultdict(int)
+            for r in rows:
+                count[(r["category"], r["pusher"])] += 1
+            mean = {s: np.mean([r["margin"][s] for r in rows]) if rows else 0.0 for s in SIGNALS}
+            print(f"{half}: n={len(rows)}; mean margin " + " ".join(f"{s}={v:+.4f}" for s, v in mean.items()))
+            for (cat, sig), c in sorted(count.items()):
+                print(f"  cat{cat} {sig}: {c}")
     if args.dump and dumped:
         import pyarrow as pa
         import pyarrow.parquet as pq

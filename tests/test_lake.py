@@ -223,8 +223,35 @@ def test_forget_while_the_lake_is_down_is_journaled_and_the_next_publish_finishe
         pg.resume()
     report = lake.publish(m.db, lake_name)
     assert report.erasures["lake"]["ok"], report.erasures
-    assert "pending_downstream_erasures" not in m.doctor()["check"].to_list()
+    checks = m.doctor()["check"].to_list()
+    assert "pending_downstream_erasures" not in checks and "unverified_receipts" not in checks, checks
+    (stored,) = [r for r in m.erasure_receipts() if r["id"] == receipt["id"]]
+    assert stored["verified"], stored["verification"]
+    assert stored["verification"]["downstream"]["lake"]["ok"] and stored["verification"]["store_ok"]
     m.close()
     assert marker_bytes([data, pg.data_dir], marker) == {}
     with lake.connect(lake_name) as lk:
         assert lk.sql("SELECT user_id FROM memories").fetchall() == [("dave",)]
+
+
+def test_a_scheduled_publish_skips_an_unchanged_store_and_catches_every_change(tmp_path, lake_name):
+    """`serve --publish-every`: a tick with no commit since the last good publish reads nothing; the
+    next add is published on the next tick."""
+    from memstore.lake.schedule import Publisher
+
+    m = Memory(str(tmp_path / "south.duckdb"), config=CONFIG)
+    m.add("south fact about Quillon bay", user_id="s1", infer=False)
+    pub = Publisher(m.db, lake_name, 3600.0, data_path=str(tmp_path / "lake"))   # ticks by hand
+    first = pub.publish_now()
+    assert first is not None and first["inserted"]["memories"] == 1, pub.error
+    for _ in range(3):
+        pub.publish_now()                       # nothing changed: the lake is not read, not written
+    # the first publish records the lake in the store (a write): at most one more publish, then skips
+    assert (pub.publishes, pub.skipped) in {(1, 3), (2, 2)}
+    m.add("second south fact about Quillon harbour", user_id="s2", infer=False)
+    report = pub.publish_now()
+    assert report is not None and report["inserted"]["memories"] == 1
+    forced = pub.publish_now(force=True)                # forced: the lake agrees, nothing to send
+    assert forced is not None and sum(forced["inserted"].values()) + sum(forced["deleted"].values()) == 0
+    m.close()
+    assert lake_counts(lake_name, "south") == store_counts(str(tmp_path / "south.duckdb"))

@@ -55,17 +55,17 @@ def test_a_sentence_the_rules_cannot_use_is_kept_as_said(ex):
     fs = facts(ex, "Thanks, Caroline! The transgender stories were so inspiring. What about you?", "Melanie")
     assert [(f.text, f.kind, f.attributed_to) for f in fs] == \
         [("Melanie: The transgender stories were so inspiring", "said", "Melanie")]
-    # first person inside a kept sentence is the speaker's, and a shared image is remembered too
+    # a kept sentence stays as said (the memory names the speaker), and a shared image is remembered too
     fs = facts(ex, "Her name is Shadow! She always puts a smile on my face. [shares an image: a photo of a dog]",
                "Maria")
-    assert [f.text for f in fs] == ["Maria: Her name is Shadow. She always puts a smile on Maria's face",
+    assert [f.text for f in fs] == ["Maria: Her name is Shadow. She always puts a smile on my face",
                                     "Maria shared a photo of a dog"]
 
 
 def test_kept_sentences_do_not_turn_hedges_into_facts(ex):
     assert facts(ex, "I think I'm going to quit my job.") == []
     (kept,) = facts(ex, "I think it's important to stand up for veterans.")
-    assert kept.text == "Alice thinks it's important to stand up for veterans" and detect_slot(kept.text) is None
+    assert kept.text == "Alice: I think it's important to stand up for veterans" and detect_slot(kept.text) is None
 
 
 def _pairs() -> list[tuple[str, str, bool]]:

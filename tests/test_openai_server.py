@@ -6,7 +6,6 @@ import math
 import threading
 import time
 
-import httpx
 import openai
 import pytest
 
@@ -140,7 +139,7 @@ def test_embed_responder_and_models():
 
 def test_16_concurrent_calls_with_latency():
     with ScriptedOpenAIServer(chat_responder=lambda req: "ok", latency_s=0.3) as srv:
-        client = _client(srv, timeout=httpx.Timeout(10.0))
+        client = _client(srv, timeout=openai.Timeout(10.0))   # openai 3.x builds on httpx2: its own Timeout
         results: list[str] = []
         lock = threading.Lock()
 

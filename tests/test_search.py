@@ -78,7 +78,9 @@ def test_fused_score_is_a_fixed_weighted_mean_in_unit_range(memory):
             e = r["explain"]
             for signal in ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "score"):
                 assert 0.0 <= e[signal] <= 1.0
-            expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] + w.w_entity * e["entity"]
+            # a keyword match counts times the semantic match (the semantic channel is on)
+            expected = (w.w_semantic * e["semantic"] + w.w_keyword * e["keyword"] * e["semantic"]
+                        + w.w_entity * e["entity"]
                         + w.w_recency * e["recency"] + w_slot * e["slot"] + w.w_person * e["person"]
                         + w.w_episode * e["episode"]) / total
             assert r["score"] == pytest.approx(expected, abs=1e-9)
@@ -238,7 +240,8 @@ def test_episode_signal_marks_memories_from_the_best_matchs_conversation(memory)
     w = memory.config.search
     total = w.w_semantic + w.w_keyword + w.w_entity + w.w_recency + w.w_person + w.w_episode
     assert red["score"] - blue["score"] == pytest.approx(
-        (w.w_semantic * (red["semantic"] - blue["semantic"]) + w.w_keyword * (red["keyword"] - blue["keyword"])
+        (w.w_semantic * (red["semantic"] - blue["semantic"])
+         + w.w_keyword * (red["keyword"] * red["semantic"] - blue["keyword"] * blue["semantic"])
          + w.w_entity * (red["entity"] - blue["entity"]) + w.w_episode) / total, abs=1e-9)
     off = memory.explain_search("which greyhound did alice adopt, and which leash?", user_id="alice",
                                 channels=("semantic",))

@@ -120,7 +120,9 @@ def _golden_view(m: Memory, query: str, channels: tuple, opts: dict, rows: list[
     """Recency changes with the clock; the episode signal (and so the score) hangs on the best
     candidate, which a tie hands to the smaller (random) id: those are left to the engine test."""
     w = _weights(m.config.search, opts.get("weights"), channels, query)
-    base = sorted((sum(w[s] * r[s] for s in ("semantic", "keyword", "entity", "recency", "slot", "person", "time"))
+    gate = "semantic" in channels and w["semantic"] > 0     # keyword counts times semantic when that counts
+    base = sorted((sum(w[s] * r[s] * (r["semantic"] if s == "keyword" and gate else 1.0)
+                       for s in ("semantic", "keyword", "entity", "recency", "slot", "person", "time"))
                    for r in rows), reverse=True)
     tied = len(base) > 1 and math.isclose(base[0], base[1], abs_tol=1e-9)
     keep = [s for s in SIGNALS if s != "recency" and not (s == "score" and (opt_name == "recency" or tied))

@@ -2,9 +2,12 @@
 
     memstore ui                              # $MEMSTORE_PATH, else data/memstore.duckdb (built from data/demo if missing)
     memstore ui --store runs/a.duckdb --port 8502
+    memstore ui --lake "postgres:dbname=lake host=db1"   # the whole fleet: Overview + Fleet pages of a lake
 
 The dashboard is a client of the store's server: when none runs, `memstore ui` starts one (and
 says so) and stops it again on exit, so notebooks, ingest and agents can use the store meanwhile.
+With `--lake` (or $MEMSTORE_LAKE) the Overview reads the lake every shard publishes into; with a
+lake and no store named (no --store, no $MEMSTORE_PATH) no store is opened and no server started.
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--headless", action="store_true", help="do not open a browser window")
+    p.add_argument("--lake", default=None, metavar="LAKE",
+                   help="a lake the shards publish into (postgres:dbname=... host=...; else $MEMSTORE_LAKE): "
+                        "the Overview shows every shard, and a Fleet page lists them")
     p.add_argument("--no-server", action="store_true",
                    help="open the file in the dashboard itself instead of starting a memstore server for it")
     p.set_defaults(func=cmd_ui)
@@ -42,7 +48,15 @@ def streamlit_command(args: argparse.Namespace) -> tuple[list[str], dict[str, st
     env = dict(os.environ)
     if args.store:
         env["MEMSTORE_PATH"] = os.path.abspath(args.store)
+    if getattr(args, "lake", None):
+        env["MEMSTORE_LAKE"] = args.lake
     return cmd, env
+
+
+def lake_only(args: argparse.Namespace, env: dict[str, str] | None = None) -> bool:
+    """A lake named and no store: the dashboard shows the lake alone (no store, no server)."""
+    env = dict(os.environ) if env is None else env
+    return bool(getattr(args, "lake", None) or env.get("MEMSTORE_LAKE")) and not (args.store or env.get("MEMSTORE_PATH"))
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -50,7 +64,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         print("error: the dashboard needs Streamlit — install it with: pip install 'memstore[app]'", file=sys.stderr)
         return 1
     server = None
-    if not args.no_server:
+    if not args.no_server and not lake_only(args):
         from memstore.dashboard.store import DEFAULT_DEMO_STORE, choose_store_path
 
         store = choose_store_path(args.store)

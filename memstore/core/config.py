@@ -108,6 +108,13 @@ class SearchConfig:
     # conversation alike, no fitting) was kept: on the peer bench's LoCoMo dev half (fact mode,
     # no timestamps) any-hit@10 rose on both the conv-26/30/41 and the conv-42/43 half at 0.5, 1 and 2.
     conversation_smoothing: float = 1.0
+    # Memories added alone (facts stored one by one, `add(fact, infer=False)`: no conversation to read
+    # them with) are smoothed the same way with the memories said just before and after them: this
+    # many on each side, in the order said (valid_from, else the storage time), never across a pause
+    # of more than episode_minutes (facts told days apart are not one conversation). 0 turns it off.
+    # Not fitted: 2 (a small window, about one exchange); on the peer bench's public-API path (the
+    # LoCoMo dev half's facts added one by one, no dates) any-hit@10 rose on the conv-26/30/41 half.
+    neighbour_window: int = 2
     candidate_k: int = 100         # per channel, before fusion
     k1: float = 1.2                # BM25
     b: float = 0.75                # BM25
@@ -203,7 +210,7 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
              "w_slot": (0, None), "w_person": (0, None), "w_episode": (0, None),
              "w_time": (0, None), "time_half_life_days": (1e-9, None), "candidate_k": (1, None), "k1": (0, None),
              "b": (0, 1), "hub_damping": (0, None), "half_life_days": (1e-9, None), "episode_minutes": (0, None),
-             "conversation_smoothing": (0, None), "auto_cluster_min_rows": (0, None), "auto_cluster_share": (0, 1),
+             "conversation_smoothing": (0, None), "neighbour_window": (0, None), "auto_cluster_min_rows": (0, None), "auto_cluster_share": (0, 1),
              "auto_cluster_slice_rows": (1, None)}
     for name, (lo, hi) in rules.items():
         value = getattr(sc, name)
@@ -211,6 +218,10 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
         if not ok:
             rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}" if lo else "a finite number >= 0"
             raise ConfigError(f"config key {prefix + name!r} is {value!r}", hint=f"use {rng}", key=prefix + name)
+    if sc.neighbour_window != int(sc.neighbour_window):
+        raise ConfigError(f"config key {prefix + 'neighbour_window'!r} is {sc.neighbour_window!r}",
+                          hint="use a whole number of memories on each side (0 turns it off)",
+                          key=prefix + "neighbour_window")
     if sc.w_semantic + sc.w_keyword + sc.w_entity + sc.w_recency <= 0:
         raise ConfigError(f"config key {prefix + 'w_semantic'!r} and the other channel weights are all 0",
                           hint="give at least one channel a weight > 0", key=prefix + "w_semantic")

@@ -49,8 +49,10 @@ def growth_chart(df: pl.DataFrame) -> alt.Chart:
 
 
 def runs_by_status_chart(runs: pl.DataFrame) -> alt.Chart:
-    """Extraction runs counted by status, split by extractor."""
-    counts = runs.group_by("status", "extractor").agg(pl.len().alias("runs"))
+    """Extraction runs counted by status, split by extractor (`runs`: one row per run, or counts
+    in a `runs` column, as a lake's Fleet gives them)."""
+    counted = pl.col("runs").sum() if "runs" in runs.columns else pl.len().alias("runs")
+    counts = runs.group_by("status", "extractor").agg(counted)
     return alt.Chart(_pd(counts)).mark_bar().encode(
         x=alt.X("runs:Q", axis=alt.Axis(format=",d")), y=alt.Y("status:N", sort=list(RUN_COLORS.domain), title=None),
         color=alt.Color("status:N", scale=RUN_COLORS, legend=None), column=alt.Column("extractor:N"),

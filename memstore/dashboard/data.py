@@ -57,12 +57,14 @@ SUMMARY_COUNTS = ("memories", "current", "superseded", "expired", "messages", "e
 
 def scope_summary(m: Any) -> pl.DataFrame:
     """One row per scope: memories by status, messages, extraction runs (problems counted apart),
-    sorted by scope label."""
+    sorted by scope label. `m` is a store, or a lake's Fleet (memstore/lake/fleet.py): then one row
+    per shard and scope, with the `shard` column after the scope."""
     keys = list(IDENTITY_KEYS)
     df = m.frame("scope_summary")
+    shard = ["shard"] if "shard" in df.columns else []
     labels = [scope_label({k: v for k, v in zip(keys, row) if v}) for row in df.select(keys).iter_rows()]
-    return df.select(*keys, *SUMMARY_COUNTS, "last_activity").insert_column(
-        0, pl.Series("scope", labels, dtype=pl.Utf8)).filter(pl.col("scope") != "").sort("scope")
+    return df.select(*shard, *keys, *SUMMARY_COUNTS, "last_activity").insert_column(
+        0, pl.Series("scope", labels, dtype=pl.Utf8)).filter(pl.col("scope") != "").sort("scope", *shard)
 
 
 def _scope_column(df: pl.DataFrame) -> pl.Expr:
@@ -226,8 +228,9 @@ def contributions(results: pl.DataFrame, weights: dict[str, float]) -> pl.DataFr
     """What each signal adds to each result's score, in score units (one row per result and signal).
 
     The fused score is Σ w·s over a denominator fixed per query (a signal that does not apply to
-    the query, like `slot` for a question about no attribute, leaves it), so each signal's part is
-    w·s scaled by score / Σ w·s: the parts of a result add up to its score exactly.
+    the query, like `slot` for a question about no attribute, leaves it; the keyword signal counts
+    times semantic when semantic counts), so each signal's part is w·s scaled by score / Σ w·s:
+    the parts of a result add up to its score exactly.
 
     >>> r = pl.DataFrame({"rank": [1], "memory": ["Alice lives in Seattle"], "score": [0.5],
     ...                   **{s: [1.0 if s == "person" else 0.0] for s in SIGNALS}})
@@ -237,15 +240,20 @@ def contributions(results: pl.DataFrame, weights: dict[str, float]) -> pl.DataFr
     (0.5, 1.0)
     """
     rows = results.with_columns(pl.format("{}. {}", pl.col("rank"), pl.col("memory").str.slice(0, 60)).alias("result"))
-    weighted = pl.sum_horizontal([pl.col(s).cast(pl.Float64) * float(weights.get(s, 0.0)) for s in SIGNALS])
+    # search fuses the keyword signal times semantic when semantic counts (fuse_scores.sql)
+    gate = pl.col("semantic").cast(pl.Float64) if weights.get("semantic", 0.0) > 0 else pl.lit(1.0)
+    rows = rows.with_columns(gate.alias("_gate"))
+    weighted = pl.sum_horizontal([pl.col(s).cast(pl.Float64) * float(weights.get(s, 0.0))
+                                  * (pl.col("_gate") if s == "keyword" else 1.0) for s in SIGNALS])
     rows = rows.with_columns(pl.when(weighted > 0).then(pl.col("score") / weighted).otherwise(0.0).alias("_scale"))
-    long = rows.unpivot(index=["result", "rank", "score", "_scale"], on=list(SIGNALS),
+    long = rows.unpivot(index=["result", "rank", "score", "_scale", "_gate"], on=list(SIGNALS),
                         variable_name="signal", value_name="value")
     return long.with_columns(
         pl.col("value").cast(pl.Float64),
         pl.col("signal").replace_strict({s: float(weights.get(s, 0.0)) for s in SIGNALS},
                                         return_dtype=pl.Float64).alias("weight"),
-    ).with_columns((pl.col("value") * pl.col("weight") * pl.col("_scale")).alias("part")).select(
+    ).with_columns((pl.col("value") * pl.col("weight") * pl.col("_scale")
+                    * pl.when(pl.col("signal") == "keyword").then(pl.col("_gate")).otherwise(1.0)).alias("part")).select(
         "result", "rank", "signal", "value", "weight", "part", "score").sort("rank", "signal")
 
 

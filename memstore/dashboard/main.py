@@ -1,5 +1,8 @@
-"""The dashboard's entry point: sidebar (store, scope, who is acting), page choice, page render.
-`app.py` at the repo root and `memstore ui` both run `main()`."""
+"""The dashboard's entry point: sidebar (store, lake, scope, who is acting), page choice, page render.
+`app.py` at the repo root and `memstore ui` both run `main()`.
+
+A lake named in the sidebar (or $MEMSTORE_LAKE, `memstore ui --lake L`) turns the Overview into the
+whole fleet's and adds the Fleet page; with a lake and no store named, those two pages are all."""
 from __future__ import annotations
 
 import threading
@@ -14,6 +17,7 @@ from memstore.dashboard import (
     page_extractions,
     page_governance,
     page_memories,
+    page_fleet,
     page_overview,
     page_search,
     page_timeline,
@@ -22,8 +26,10 @@ from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE, ensure_demo_store
 from memstore.dashboard.store import (
     OpenStore,
     StoreLockedError,
+    choose_lake,
     choose_store_path,
     open_memory,
+    store_named,
 )
 from memstore.dashboard.widgets import PageContext, show_flash, style_page
 from memstore.core.errors import MemstoreError
@@ -59,11 +65,41 @@ def _build_demo(path: str, *, complete: bool = False) -> None:
         bar.empty()
 
 
-def open_store() -> OpenStore | None:
+def store_field() -> str:
+    return st.sidebar.text_input("Store (DuckDB file)", key="store_path",
+                                 placeholder=f"demo: {DEFAULT_DEMO_STORE.name}",
+                                 help="Empty: $MEMSTORE_PATH, else the demo store built from data/demo "
+                                      "(none when a lake is named).")
+
+
+def lake_field() -> str | None:
+    typed = st.sidebar.text_input("Lake (DuckLake catalog)", key="lake_spec", placeholder="postgres:dbname=lake host=…",
+                                  help="The lake the shards publish into (`memstore publish`, `serve --publish-to`): "
+                                       "the Overview then shows every shard and a Fleet page lists them. "
+                                       "Empty: $MEMSTORE_LAKE, else none.")
+    return choose_lake(typed)
+
+
+@st.cache_resource(show_spinner="Opening the lake…")
+def _open_fleet(lake: str):  # noqa: ANN202 - a memstore.lake.fleet.Fleet (imported only when a lake is named)
+    from memstore.lake.fleet import Fleet
+
+    return Fleet(lake)
+
+
+def open_fleet(lake: str) -> object | None:
+    """The lake named in the sidebar, read-only; None after showing why not."""
+    try:
+        return _open_fleet(lake)
+    except MemstoreError as exc:
+        st.error(f"Cannot read the lake: {exc}")
+    except ImportError as exc:          # memstore[lake] not installed
+        st.error(f"Cannot read the lake: {exc} — pip install 'memstore[lake]'")
+    return None
+
+
+def open_store(typed: str) -> OpenStore | None:
     """The store named in the sidebar: a client of its server, or opened here; None after showing why not."""
-    sb = st.sidebar
-    typed = sb.text_input("Store (DuckDB file)", key="store_path", placeholder=f"demo: {DEFAULT_DEMO_STORE.name}",
-                          help="Empty: $MEMSTORE_PATH, else the demo store built from data/demo.")
     path = choose_store_path(typed)
     if not Path(path).exists():
         if Path(path) == DEFAULT_DEMO_STORE:
@@ -124,11 +160,27 @@ def main() -> None:
     st.set_page_config(page_title="memstore", page_icon=":material/neurology:", layout="wide")
     style_page()
     st.sidebar.title("memstore")
-    opened = open_store()
-    if opened is None:
-        st.stop()
-    ctx = sidebar_context(opened)
-    titles = [p.TITLE for p in PAGES]
+    typed = store_field()
+    lake = lake_field()
+    fleet = open_fleet(lake) if lake else None
+    if lake and not store_named(typed):          # the lake alone: no store, no demo store
+        if fleet is None:
+            st.stop()
+        st.sidebar.caption(fleet.where)  # type: ignore[attr-defined]
+        ctx = PageContext(memory=None, scope=None, read_only=True, fleet=fleet)
+        pages: tuple = (page_overview, page_fleet)
+    else:
+        opened = open_store(typed)
+        if opened is None:
+            st.stop()
+        ctx = sidebar_context(opened)
+        ctx.fleet = fleet
+        if fleet is not None:
+            st.sidebar.caption(fleet.where)  # type: ignore[attr-defined]
+        pages = PAGES + ((page_fleet,) if fleet is not None else ())
+    titles = [p.TITLE for p in pages]
+    if st.session_state.get("page") not in titles and "page" in st.session_state:
+        del st.session_state["page"]             # a page of the other mode (the lake was named or cleared)
     title = st.sidebar.radio("Page", titles, key="page")
     show_flash()
-    PAGES[titles.index(title)].render(ctx)
+    pages[titles.index(title)].render(ctx)

@@ -1,48 +1,75 @@
-"""Overview: the store's scopes with memories by status, growth over time, extraction runs by status."""
+"""Overview: the store's scopes with memories by status, growth over time, extraction runs by status.
+With a lake named in the sidebar, the same over every shard that publishes into it (a `shard`
+column in the scopes table; memstore/lake/fleet.py reads the lake)."""
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
 from memstore.dashboard import charts, data
-from memstore.dashboard.widgets import PageContext, metric, show_table
+from memstore.dashboard.widgets import PageContext, advice_on_error, metric, show_table
 
 TITLE = "Overview"
 
 
 def render(ctx: PageContext) -> None:
+    if ctx.fleet is not None:
+        st.title("Overview — the whole fleet")
+        st.caption(f"Every shard publishing into {ctx.fleet.where}, as of its last publish."
+                   + (" The other pages show the store named in the sidebar." if ctx.memory is not None else ""))
+        with advice_on_error("Reading the lake"):
+            summary = data.scope_summary(ctx.fleet)
+            per_day = ctx.fleet.frame("memories_per_day")
+            runs = ctx.fleet.frame("runs_by_status")
+            show(summary, per_day, runs, empty="The lake holds no memories yet — publish a shard into it with "
+                                               "`memstore publish --store S --lake L --data-path DIR`.",
+                 note=None if ctx.fleet.messages else "messages are not published to this lake "
+                                                      "(`memstore publish --tables ... messages`)")
+        return
     m = ctx.memory
     st.title("Overview")
     summary = data.scope_summary(m)
+    show(summary, None, None, memory=m,
+         empty="This store is empty — ingest a chat export with `memstore ingest FILE --user alice`.")
+
+
+def show(summary: pl.DataFrame, per_day: pl.DataFrame | None, runs: pl.DataFrame | None, *, empty: str,
+         memory: object = None, note: str | None = None) -> None:
+    """The page body, from a store (`memory`: its frames are read only when needed) or a lake."""
     if summary.is_empty():
-        st.info("This store is empty — ingest a chat export with `memstore ingest FILE --user alice`.")
+        st.info(empty)
         return
     totals = summary.select(pl.col("current", "superseded", "expired", "messages", "extraction_runs").sum()).row(0, named=True)
-    cols = st.columns(6)
-    for col, (label, value) in zip(cols, [("scopes", summary.height), ("current memories", totals["current"]),
-                                          ("superseded", totals["superseded"]), ("expired", totals["expired"]),
-                                          ("messages", totals["messages"]),
-                                          ("extraction runs", totals["extraction_runs"])]):
+    labels = [("shards", summary["shard"].n_unique())] if "shard" in summary.columns else []
+    labels += [("scopes", summary["scope"].n_unique()), ("current memories", totals["current"]),
+               ("superseded", totals["superseded"]), ("expired", totals["expired"]),
+               ("messages", totals["messages"]), ("extraction runs", totals["extraction_runs"])]
+    for col, (label, value) in zip(st.columns(len(labels)), labels):
         metric(col, label, int(value))
+    if note:
+        st.caption(note)
 
     st.subheader("Scopes")
     show_table(summary, "scopes", key="overview_scopes")
 
     st.subheader("Growth over time")
-    st.caption("Memories by the day they became valid (cumulative): the whole store, its five biggest "
+    whole = "fleet (every shard)" if "shard" in summary.columns else "store"
+    st.caption(f"Memories by the day they became valid (cumulative): the whole {whole}, its five biggest "
                "scopes and the others together.")
-    growth = data.growth(m.frame("memories_per_day"))
+    growth = data.growth(per_day if per_day is not None else memory.frame("memories_per_day"))  # type: ignore[attr-defined]
     st.altair_chart(charts.growth_chart(growth), width="stretch")
 
     st.subheader("Extraction runs by status")
-    runs = m.frame("extraction_runs").select("status", "extractor")
+    if runs is None:
+        runs = memory.frame("extraction_runs").select("status", "extractor")  # type: ignore[attr-defined]
     if runs.is_empty():
         st.caption("No extraction runs yet.")
     else:
         st.altair_chart(charts.runs_by_status_chart(runs))
         problems = summary.filter(pl.col("failed_runs") > 0)
         if not problems.is_empty():
-            names = problems["scope"].to_list()
+            names = problems["scope"].unique(maintain_order=True).to_list()
             st.warning("Malformed or failed extraction runs in: " + ", ".join(names[:10])
                        + (f" and {len(names) - 10:,} more scopes" if len(names) > 10 else "")
-                       + " — see the Extractions page.")
+                       + (" — see the Extractions page of the shard's store." if "shard" in summary.columns
+                          else " — see the Extractions page."))

@@ -12,6 +12,10 @@ True
 'runs/a.duckdb'
 >>> choose_store_path(" other.duckdb ", env={"MEMSTORE_PATH": "runs/a.duckdb"})
 'other.duckdb'
+>>> choose_lake("", env={"MEMSTORE_LAKE": "postgres:dbname=lake"}), choose_lake("", env={})
+('postgres:dbname=lake', None)
+>>> store_named("", env={}), store_named("", env={"MEMSTORE_PATH": "a.duckdb"})
+(False, True)
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
 from memstore.core.errors import StoreLockedError
 
-__all__ = ["OpenStore", "StoreLockedError", "choose_store_path", "open_memory"]
+__all__ = ["OpenStore", "StoreLockedError", "choose_lake", "choose_store_path", "open_memory", "store_named"]
 
 
 @dataclass
@@ -54,6 +58,19 @@ def choose_store_path(typed: str | None, env: Mapping[str, str] | None = None) -
     env = os.environ if env is None else env
     typed = (typed or "").strip()
     return typed or env.get("MEMSTORE_PATH") or str(DEFAULT_DEMO_STORE)
+
+
+def store_named(typed: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Did the person name a store (typed, or $MEMSTORE_PATH)? With a lake and no store named, the
+    dashboard shows only the lake (no demo store is built)."""
+    env = os.environ if env is None else env
+    return bool((typed or "").strip() or env.get("MEMSTORE_PATH"))
+
+
+def choose_lake(typed: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The lake whose shards the Overview shows: what the person typed, else $MEMSTORE_LAKE, else none."""
+    env = os.environ if env is None else env
+    return (typed or "").strip() or (env.get("MEMSTORE_LAKE") or "").strip() or None
 
 
 def open_memory(path: str) -> OpenStore:

@@ -18,13 +18,15 @@ from memstore.core.errors import MemstoreError
 
 @dataclass
 class PageContext:
-    """What every page gets: the open Memory, the chosen scope, who is acting."""
+    """What every page gets: the open Memory (None when the dashboard shows only a lake), the
+    chosen scope, who is acting, and the lake named in the sidebar (a memstore.lake.fleet.Fleet)."""
 
     memory: Any
     scope: Scope | None
     scopes: list[Scope] = field(default_factory=list)
     actor_id: str = "dashboard"
     read_only: bool = False
+    fleet: Any = None
 
     @property
     def label(self) -> str:

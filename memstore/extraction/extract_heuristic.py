@@ -8,8 +8,11 @@ reactions are skipped without spaCy); the rest are parsed (the pipeline's depend
 only on those sentences) and cut into the clauses that state something (clauses.py: coordination,
 reported speech, relation mentions, hedges). Nothing substantive is lost: where the rules make no
 clean fact of a sentence (or keep less than half of its content words), the sentence itself is
-kept, in the third person, as one `said` memory per message ("Melanie: The kids loved the beach");
-a shared image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
+kept, lightly normalised (as said, without greetings and the person spoken to), as one `said`
+memory per message that names the speaker ("Melanie: The kids loved the beach"); a reply that only
+makes sense with the question before it ("Since I was 17 or so", "Yes! Two") is kept joined with
+that question, citing both messages (replies.py; the question may be among `recent`); a shared
+image's caption becomes "Melanie shared a photo of ...". Hedged, conditional and
 code-talk clauses stay dropped. Each fact carries its `kind` (state, event, transient, said), the
 day an event happened when a time phrase says so ("last week"), and a transient state's expiry
 ("this week"). Without a parser in the pipeline (a blank spaCy) it falls back to cutting sentences
@@ -29,6 +32,8 @@ at "and/but/so".
 """
 from __future__ import annotations
 
+import datetime as dt
+
 import re
 import time
 from collections.abc import Sequence
@@ -37,10 +42,12 @@ from typing import Any
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
 from memstore.core.rules.slots import detect_slot
 from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
+from memstore.extraction.replies import (answer_word, asks_the_replier, is_yes_no, joined, needs_question, question_of,
+                                         short_answer)
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
 from memstore.extraction.time_phrases import expires, when_stated
 
-PROMPT_VERSION = "heuristic-3"
+PROMPT_VERSION = "heuristic-4"      # 4: replies joined with their question, kept sentences as said
 # Below this share of a sentence's content words kept by its facts, the sentence is kept too.
 KEEP_BELOW = 0.5
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
@@ -74,16 +81,21 @@ class HeuristicExtractor:
         self._parser = _parser(self.nlp)
 
     def extract(self, messages: Sequence[Message], context: Sequence[ContextMemory], *,
-                speaker: str, prompt: str | None = None) -> Extraction:
+                speaker: str, prompt: str | None = None, recent: Sequence[Message] = ()) -> Extraction:
+        """`recent`: the messages before these (the first one may answer the last of them)."""
         start = time.perf_counter()
+        # relative times ("last week", "this weekend") of a message with no time of its own are read
+        # against now, the moment add() stores it (its facts' valid_from stays the add's default)
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         facts: list[Fact] = []
         seen: set[str] = set()
 
-        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str) -> None:
+        def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str,
+                also: Message | None = None) -> None:
             if text and text.lower() not in seen:
                 seen.add(text.lower())
                 facts.append(Fact(text=text, attributed_to=who, role="user",
-                                  source_message_ids=[msg.id] if msg.id else [],
+                                  source_message_ids=[m.id for m in (also, msg) if m is not None and m.id],
                                   valid_from=when, kind=kind, expires_at=until))
 
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
@@ -96,7 +108,7 @@ class HeuristicExtractor:
         kept: dict[int, list[str]] = {}             # message -> its sentences the rules dropped
         for (msg, sentence), doc in zip(todo, docs):
             who = msg.name or speaker
-            found, rejected = self._facts(doc, who, msg)
+            found, rejected = self._facts(doc, who, msg, now)
             found = [f for f in found if not _vague(f[0], who)]
             for text, kind, when, until in found:
                 add(text, kind, when, until, msg, who)
@@ -104,14 +116,21 @@ class HeuristicExtractor:
                 said = self._said(doc, who)             # the rules dropped most of it: keep the sentence
                 if said:
                     kept.setdefault(id(msg), []).append(said)
+        for msg, prev in zip(messages, [recent[-1] if recent else None, *messages[:-1]]):
+            # a reply joined with the question it answers
+            text = self._reply(msg, prev, speaker, unkept=id(msg) in kept)
+            if text:
+                kept.pop(id(msg), None)                 # its sentences are in it
+                add(text, "said", msg.created_at, None, msg, msg.name or speaker, also=prev)
         for msg in messages:
             if id(msg) in kept:                         # one memory of what the rules left, in order
                 text = ". ".join(kept[id(msg)])
                 who = msg.name or speaker
                 if not text.startswith(who):
                     text = f"{who}: {text}"             # whose words these are, as the facts name them
-                when = when_stated(text, msg.created_at)
-                ok = when is not None and msg.created_at is not None and when <= msg.created_at
+                ref = msg.created_at or now
+                when = when_stated(text, ref)
+                ok = when is not None and when <= ref
                 add(text, "said", when if ok else msg.created_at, None, msg, who)
         for msg in messages:                            # a shared image's caption, said by the sharer
             if msg.role == "user" and msg.content and "[" in msg.content:
@@ -124,10 +143,32 @@ class HeuristicExtractor:
                           model="heuristic", prompt_version=PROMPT_VERSION,
                           latency_ms=(time.perf_counter() - start) * 1000)
 
+    @staticmethod
+    def _reply(msg: Message, prev: Message | None, speaker: str, unkept: bool) -> str | None:
+        """A reply that only makes sense with the question before it, joined with that question
+        ("Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was
+        17 or so"); None for anything else. `unkept`: the rules made no fact of some of the
+        reply's sentences, so a question about the one who answers gives them their topic."""
+        if msg.role != "user" or not msg.content or prev is None or not prev.content:
+            return None
+        who = msg.name or speaker
+        asker = prev.name or (speaker if prev.role == "user" else "The assistant")
+        if asker == who or prev.role not in ("user", "assistant"):
+            return None
+        question = question_of(CAPTION.sub("", prev.content))
+        if question is None or not (needs_question(CAPTION.sub("", msg.content))
+                                    or (unkept and asks_the_replier(question))):
+            return None
+        answer = list(statement_sentences(msg.content)) or short_answer(CAPTION.sub("", msg.content))
+        word = answer_word(CAPTION.sub("", msg.content)) if is_yes_no(question) else None
+        if word:
+            answer.insert(0, word)
+        return joined(asker, who, question, answer) if answer else None
+
     def _said(self, doc: Any, who: str) -> str | None:
-        """The sentence itself in the third person ("I love that purple color" -> "Alice loves
-        that purple color"), without the person spoken to ("Maria, ..."); None for an order
-        ("Take a look at this")."""
+        """The sentence itself, lightly normalised: as said, without the person spoken to ("Maria,
+        ...") and the closing punctuation ("I love that purple color"; the memory names the speaker
+        in front); None for an order ("Take a look at this") or the speaker naming themself."""
         toks = [t for t in doc if not t.is_space]
         while toks and toks[-1].is_punct:
             toks.pop()
@@ -138,8 +179,11 @@ class HeuristicExtractor:
         if not toks or (toks[0].tag_ == "VB" and toks[0].dep_ == "ROOT"
                         and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in toks[0].children)):
             return None
-        text = self._rewrite(toks, who, about_other=True)
-        return None if text is None or _is_self_naming(text, who) else text
+        third = self._rewrite(toks, who, about_other=True)
+        if third is None or _is_self_naming(third, who):
+            return None
+        text = "".join(t.text_with_ws for t in toks).strip()
+        return text[:1].upper() + text[1:]
 
     @staticmethod
     def _clauses(text: str) -> list[str]:
@@ -147,9 +191,11 @@ class HeuristicExtractor:
         doc cache with them)."""
         return list(statement_sentences(text))
 
-    def _facts(self, doc: Any, who: str, msg: Message) -> tuple[list[tuple[str, str, Any, Any]], bool]:
+    def _facts(self, doc: Any, who: str, msg: Message, now: dt.datetime
+               ) -> tuple[list[tuple[str, str, Any, Any]], bool]:
         """(text, kind, valid_from, expires_at) of each fact the sentence states, and whether the
-        rules dropped a clause on purpose (hedged, conditional, about code)."""
+        rules dropped a clause on purpose (hedged, conditional, about code). Time phrases are read
+        against the message's time, else `now`."""
         at = msg.created_at
         if self._parser is None:        # no parser: cut at "and/but/so" before a first-person clause
             out = []
@@ -173,7 +219,7 @@ class HeuristicExtractor:
                 continue
             if c.kind == "transient" and _has_state_slot(text, who):
                 c.kind = "state"             # "I'm unemployed right now" states where someone works
-            out.append((text, c.kind, *_times(c, text, at)))
+            out.append((text, c.kind, *_times(c, text, at, now)))
         # a kin mention is a fact of its own only where no clause kept it ("Alice's sister Carol lives ...")
         said = " ".join(t for t, *_ in out).lower()
         out += [(_relation_fact(r, who), "state", at, None) for r in relations
@@ -248,18 +294,25 @@ class HeuristicExtractor:
         return text[0].upper() + text[1:]
 
 
-def _times(c: Clause, text: str, at: Any) -> tuple[Any, Any]:
-    """valid_from and expires_at of a clause's fact."""
-    import datetime as dt
+def _times(c: Clause, text: str, at: Any, now: dt.datetime) -> tuple[Any, Any]:
+    """valid_from and expires_at of a clause's fact: time phrases read against the message's time
+    `at`, or `now` when it has none (valid_from then stays None, the add's default, unless the
+    phrase names an earlier moment).
 
+    >>> import datetime as dt
+    >>> c = Clause(toks=[], kind="event")
+    >>> _times(c, "I moved to Porto last month", None, dt.datetime(2024, 6, 12))
+    (datetime.datetime(2024, 5, 13, 0, 0), None)
+    """
+    ref = at or now
     if c.kind == "transient":
-        until = expires(text, at)
-        if until is None and at is not None and c.passing_days:
-            until = at.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=c.passing_days)
+        until = expires(text, ref)
+        if until is None and c.passing_days:
+            until = ref.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=c.passing_days)
         return at, until
     if c.kind == "event" or re.search(r"\bsince\b", text):
-        when = when_stated(text, at)
-        if when is not None and at is not None and when <= at:
+        when = when_stated(text, ref)
+        if when is not None and when <= ref:
             return when, None
     return at, None
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from memstore.extraction.chat_text import normalise, split_sentences, strip_discourse, with_subject
 
-__all__ = ["CAPTION", "coverage", "is_filler", "statement_sentences"]
+__all__ = ["CAPTION", "coverage", "is_filler", "is_request", "statement_sentences"]
 
 # A shared image's caption, as the LoCoMo reader writes it ("[shares an image: a photo of ...]").
 CAPTION = re.compile(r"\s*\[shares? (?:an image|a photo): ([^\]]+)\]")
@@ -109,6 +109,15 @@ _REQUEST = re.compile(
     r"who|whom|whose|which|tell me|show me|give me|help me|let me know|any idea|summari[sz]e|write|explain|"
     r"translate|list|describe|compare|generate|create|draft|fix|rewrite|convert|calculate|find|suggest|"
     r"recommend|name|define|check out|look at|imagine|remind me|make me|send me)\b(?!['’])", re.IGNORECASE)
+
+
+def is_request(sentence: str) -> bool:
+    """A request or an order, not a statement ("Explain compound interest simply").
+
+    >>> is_request("Explain compound interest simply"), is_request("Running, mostly")
+    (True, False)
+    """
+    return _REQUEST.match(sentence.strip()) is not None
 
 
 def statement_sentences(text: str) -> tuple[str, ...]:

@@ -9,11 +9,13 @@ written by the publisher, see memstore/lake/). forget() then:
 2. `finish(db, erasure_id)` — after the store's own rewrite: each target's registered finisher
    erases there and returns its verification; the row is marked done and the sidecar scrubbed. A
    target that cannot be reached (or whose code is not loaded in this process) stays pending;
-   the publisher finishes it before its next publish, and `memstore doctor` lists it.
+   the publisher finishes it before its next publish, and `memstore doctor` lists it; the
+   erasure's receipt (stored with `verified=False` meanwhile) is then settled: it gains the copy's
+   verification and is verified when the store's own check and every copy's passed.
 
-Writes here touch only `store_meta` and `downstream_erasures`, which no cache holds, so they run
-autocommitted without `writes=True` (which would drop the scope cache under a write unit in flight
-on another thread, e.g. a served store's publisher thread).
+Writes here touch only `store_meta`, `downstream_erasures` and `erasure_receipts`, which no cache
+holds, so they run autocommitted without `writes=True` (which would drop the scope cache under a
+write unit in flight on another thread, e.g. a served store's publisher thread).
 
 Finishers are registered by the module that owns the target (`register("lake", fn)`), so this
 module imports nothing above governance.
@@ -139,7 +141,28 @@ def _finish(db: Database, key: bytes, erasure_id: str | None, target: str | None
             "id": row["id"], "finished_at": _now(), "verification": json.dumps(result, default=str)})
         remove_scrubbing(path)
         out[name] = dict(result, id=row["id"])
+        settle_receipt(db, row["erasure_id"], name, out[name])
     return out
+
+
+def settle_receipt(db: Database, erasure_id: str, target: str, result: dict[str, Any]) -> bool | None:
+    """A copy finished after the erasure's receipt was stored (the lake was down at forget()):
+    put its result in the receipt and recompute `verified` — the store's own check (`store_ok`)
+    and every copy's. The new `verified`; None when there is no receipt yet (forget() is still
+    finishing: it writes the copies' results itself) or it predates `store_ok`."""
+    rows = db.rows("queries/receipt_verification", {"id": erasure_id})
+    if not rows:
+        return None
+    verification = json.loads(rows[0][0]) if isinstance(rows[0][0], str) else dict(rows[0][0])
+    verification.setdefault("downstream", {})[target] = result
+    if "store_ok" not in verification:
+        return None
+    ok = bool(verification["store_ok"]) and all(c.get("ok") and not c.get("pending")
+                                                for c in verification["downstream"].values())
+    verification["ok"] = ok
+    db.run("queries/settle_receipt", {"id": erasure_id, "verified": ok,
+                                      "verification": json.dumps(verification, default=str)}, writes=False)
+    return ok
 
 
 def _write_durable(path: str, data: bytes) -> None:

@@ -161,6 +161,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     verification["attempts"] = int(pending.get("attempts") or 0) + 1
     if exports.problems or problems:
         verification["ok"] = False              # an export that could not be read or rewritten
+    verification["store_ok"] = bool(verification["ok"])     # the store's own part (downstream settles on it)
     copies = downstream.finish(db, key, erasure_id=eid) if scope else {}
     if copies:                                  # the lake: its own deletes, rewrite, byte scan
         verification["downstream"] = copies

@@ -201,9 +201,8 @@ def _store_changes(db: Database, table: str, lake_keys: pa.Table, embeddings: bo
 
 
 def store_columns(db: Database, table: str) -> dict[str, str]:
-    """{column: type} of a store table, read on this thread's cursor. Not `db.column_types`: that
-    runs on the shared connection, and a publisher thread calling it while a writer thread does can
-    cache one table's columns under another's name (seen as `KeyError: 'id'` in a concurrent add)."""
+    """{column: type} of a store table, read now on this thread's cursor (not `db.column_types`'s
+    cache: a publish must see columns a migration added since the store was opened)."""
     return dict(db.rows("lake:columns", [table], sql="SELECT column_name, data_type FROM information_schema.columns "
                                                       "WHERE table_name = ? AND table_schema = 'main' "
                                                       "ORDER BY ordinal_position"))

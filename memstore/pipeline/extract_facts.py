@@ -34,9 +34,9 @@ def extract_facts(state: AddState, rt: Runtime, extractor: Any = None) -> AddSta
         state.extraction = Extraction(status="ok" if facts else "empty", facts=facts, extractor="none")
     else:
         ex = extractor if extractor is not None else rt.extractor
-        kwargs = {"recent": state.context_messages} if ex.name == "llm" else {}
+        # the LLM reads the recent messages; the offline extractor joins a reply with the question before it
         state.extraction = ex.extract(state.messages, state.context_memories, speaker=speaker_name(state),
-                                      prompt=state.prompt, **kwargs)
+                                      prompt=state.prompt, recent=state.context_messages)
     state.facts = list(state.extraction.facts)
     state.timings["llm"] = time.perf_counter() - t0
     return state

@@ -31,8 +31,9 @@ class Extractor(Protocol):
     name: str
 
     def extract(self, messages: Sequence[Any], context: Sequence[Any], *, speaker: str,
-                prompt: str | None = None) -> Any:
-        """An Extraction (status, facts, model, prompt_version, latency, raw answer)."""
+                prompt: str | None = None, recent: Sequence[Any] = ()) -> Any:
+        """An Extraction (status, facts, model, prompt_version, latency, raw answer); `recent`:
+        the messages before these, as context."""
         ...
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups
+from memstore.retrieval.fusion import (Hits, Scope, conversation_dot, conversation_groups, neighbour_context,
+                                      neighbour_order)
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -28,10 +29,12 @@ def _sql(name: str, **parts: str) -> str:
 
 
 def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, qvec: np.ndarray | None,
-               use_cache: bool = True, records: bool = False) -> tuple[Scope, pa.Table]:
+               use_cache: bool = True, records: bool = False, neighbour_window: int = 0,
+               neighbour_gap_us: float = float("inf")) -> tuple[Scope, pa.Table]:
     """The filtered scope's rows (and the Arrow table they came from: with every memory column but
     the embedding when `records`); cosines from the scope cache's unit vectors when it holds them,
-    else from the vectors read with the scope."""
+    else from the vectors read with the scope; the context of the memories added alone within
+    `neighbour_window` places, within pauses of `neighbour_gap_us` (fusion.neighbour_context)."""
     dim = int(db.dim)
     # a store larger than the cache's budget: the scan reads the vectors (one statement, the scope's
     # rows only) rather than loading the scope into the cache first (a second scan of the scope)
@@ -43,7 +46,7 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
     ids = table.column("id").to_pylist()
     keys = table.column("_episode_key").to_pylist()
     group = conversation_groups(table.column("_episode_key"))
-    cos = conv = None
+    cos = conv = nb = None
     if qvec is not None:
         if from_cache:
             vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
@@ -59,12 +62,16 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
         q = np.asarray(qvec, np.float32)
         cos = vecs @ (q / max(float(np.linalg.norm(q)), 1e-12))
         conv = conversation_dot(vecs, group)
+        if neighbour_window > 0:
+            valid_us = table.column("_valid_at_us").to_numpy(zero_copy_only=False)
+            order = neighbour_order(group, valid_us, ids)
+            nb = neighbour_context(vecs, order, neighbour_window, valid_us[order], neighbour_gap_us)
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     scope = Scope(ids=ids, doc_len=col("_doc_len").astype(np.float64),
                   valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                   slot_family=table.column("_slot_family").to_pylist(),
                   person=col("_person").astype(np.float64), cosine=cos, episode_key=keys,
-                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv)
+                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv, neighbours=nb)
     return scope, table
 
 

@@ -12,9 +12,9 @@ millisecond; the one fused SQL statement spent most of its ~45 ms planning a cha
 ...             ent_match=np.array([]), ent_row=np.array([], int), ent_idx=np.array([], int))
 >>> p = FusionParams(weights={"semantic": 0.5, "keyword": 0.3, "entity": 0.0, "recency": 0.0, "slot": 0.15,
 ...                  "person": 0.0, "episode": 0.0}, now=7200, qslot="lives_in")
->>> t = fuse(s, hits, p)
+>>> t = fuse(s, hits, p)          # b's keyword match counts times its semantic match 0.2
 >>> t.column("id").to_pylist(), [round(x, 3) for x in t.column("score").to_pylist()]
-(['b', 'a'], [0.55, 0.474])
+(['a', 'b'], [0.474, 0.32])
 """
 from __future__ import annotations
 
@@ -37,6 +37,39 @@ SCHEMA = pa.schema([("id", pa.string()), ("by_semantic", pa.bool_()), ("by_keywo
 
 
 @dataclass
+class Neighbours:
+    """The memories alone in their add() call (facts added one by one), in the order they were said,
+    with the query-independent parts of their context vector c (the mean unit vector of the
+    `window` memories said just before and after them among those, and their own, never across a
+    pause of more than episode_minutes): v . c and |c|^2."""
+
+    rows: np.ndarray                    # scope rows, in the order said (valid_at, then id)
+    dot: np.ndarray                     # v . c per row of `rows`
+    sq: np.ndarray                      # |c|^2 per row of `rows`
+    lo: np.ndarray                      # the window of rows[p] is rows[lo[p]:hi[p]]
+    hi: np.ndarray
+    key: tuple = ()                     # (window, max gap): what it was built for
+    _norms: dict[float, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.inv_cnt = 1.0 / (self.hi - self.lo)
+
+    def inv_norm(self, lam: float) -> np.ndarray:
+        """1 / |v + lam c| per row (query-independent, kept per lam)."""
+        got = self._norms.get(lam)
+        if got is None:
+            got = self._norms[lam] = 1.0 / np.sqrt(np.maximum(1 + 2 * lam * self.dot + lam * lam * self.sq, 1e-12))
+        return got
+
+    def smooth(self, cos: np.ndarray, lam: float) -> np.ndarray:
+        """(q.v + lam q.c) / |v + lam c| for `rows`, q.c the window's mean cosine."""
+        x = cos[self.rows].astype(np.float64)
+        cs = np.zeros(len(x) + 1)
+        np.cumsum(x, out=cs[1:])
+        return ((x + lam * (cs[self.hi] - cs[self.lo]) * self.inv_cnt) * self.inv_norm(lam)).astype(np.float32)
+
+
+@dataclass
 class Scope:
     """The filtered scope's memories, one row each (parallel arrays)."""
 
@@ -50,6 +83,7 @@ class Scope:
     conv_group: np.ndarray | None = None          # conversation_groups(episode_key)
     time_stated: np.ndarray | None = None         # True when its time was given (valid_from != created_at)
     conv_dot: np.ndarray | None = None            # unit vector . its conversation's mean unit vector
+    neighbours: Neighbours | None = None          # the context of the memories added alone
 
     @property
     def n(self) -> int:
@@ -197,7 +231,82 @@ def conversation_dot(vecs: np.ndarray, group: np.ndarray) -> np.ndarray:
     return out
 
 
-def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam: float) -> np.ndarray:
+def neighbour_order(group: np.ndarray, valid_us: np.ndarray, ids: list[str]) -> np.ndarray:
+    """The rows alone in their add() call (group of one), in the order said: valid_at (microseconds)
+    then id, as fuse_scores.sql's ORDER BY valid_at, id.
+
+    >>> neighbour_order(np.array([0, 1, 2, 1]), np.array([30, 10, 20, 10]), ["c", "b", "a", "d"]).tolist()
+    [2, 0]
+    """
+    counts = np.bincount(group) if len(group) else np.zeros(0, np.int64)
+    rows = np.flatnonzero(counts[group] == 1)
+    t = np.asarray(valid_us, np.int64)[rows]
+    order = rows[np.argsort(t, kind="stable")]
+    ts = np.asarray(valid_us, np.int64)[order]
+    if len(ts) > 1 and (ts[1:] == ts[:-1]).any():        # a shared time: by id, as the SQL
+        order = np.array(sorted(order.tolist(), key=lambda i: (int(valid_us[i]), ids[i])), np.int64)
+    return order
+
+
+def neighbour_windows(times: np.ndarray, window: int, max_gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) per position of memories in the order said (`times`, microseconds): up to `window`
+    places on each side, cut at a pause longer than `max_gap` microseconds.
+
+    >>> lo, hi = neighbour_windows(np.array([0, 10, 20, 10_000, 10_010]), 2, 100)
+    >>> lo.tolist(), hi.tolist()
+    ([0, 0, 0, 3, 3], [3, 3, 3, 5, 5])
+    """
+    m = len(times)
+    pos = np.arange(m)
+    run = np.concatenate([[0], np.cumsum(np.diff(np.asarray(times, np.int64)) > max_gap)])
+    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    ends = np.r_[starts[1:], m]
+    return np.maximum(pos - window, starts[run]), np.minimum(pos + window + 1, ends[run])
+
+
+def neighbour_context(vecs: np.ndarray, rows: np.ndarray, window: int, times: np.ndarray | None = None,
+                      max_gap: float = math.inf) -> Neighbours | None:
+    """v . c and |c|^2 for the memories added alone (`rows`, in the order said, at `times` in
+    microseconds), c the mean of the unit vectors within `window` places of each (itself included;
+    fewer at either end and at a pause longer than `max_gap`). None when off (window 0) or fewer
+    than two such memories. Query-independent: a snapshot computes it once.
+
+    >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
+    >>> nb = neighbour_context(v, np.array([0, 1, 2]), 1)
+    >>> nb.dot.round(3).tolist(), nb.sq.round(3).tolist()       # c = (1, 0)/2 + (0, 1)/2 ... at the ends
+    ([0.5, 0.333, 0.5], [0.5, 0.556, 0.5])
+    """
+    m = len(rows)
+    if window <= 0 or m < 2:
+        return None
+    v = vecs[rows].astype(np.float64)
+    w = int(window)
+    lo, hi = neighbour_windows(np.zeros(m, np.int64) if times is None else times, w, max_gap)
+    cnt = (hi - lo).astype(np.float64)
+    near = [np.einsum("ij,ij->i", v[:m - e], v[e:]) for e in range(min(2 * w, m - 1) + 1)]  # v_a . v_(a+e)
+    dot, sq = np.zeros(m), np.zeros(m)
+    pos = np.arange(m)
+    for r1 in range(-w, w + 1):
+        a = pos + r1
+        ok_a = (a >= lo) & (a < hi)
+        if not ok_a.any():              # (then no pair at this distance exists: near may lack it)
+            continue
+        val = np.zeros(m)
+        val[ok_a] = near[abs(r1)][np.minimum(a, pos)[ok_a]]
+        dot += val
+        for r2 in range(-w, w + 1):
+            b = pos + r2
+            ok = ok_a & (b >= lo) & (b < hi)
+            if ok.any():
+                val = np.zeros(m)
+                val[ok] = near[abs(r1 - r2)][np.minimum(a, b)[ok]]
+                sq += val
+    return Neighbours(rows=np.asarray(rows, np.int64), dot=dot / cnt, sq=sq / (cnt * cnt), lo=lo, hi=hi,
+                      key=(w, max_gap))
+
+
+def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam: float,
+                  neighbours: Neighbours | None = None) -> np.ndarray:
     """Cosine of the query with the memory's unit vector v plus lam times its conversation's mean
     unit vector c (document expansion from the conversation the memory was told in: what a fact
     leaves implicit its conversation says), from per-row quantities only:
@@ -205,13 +314,25 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     |v + lam c|^2 = 1 + 2 lam v.c + lam^2 |c|^2, |c|^2 the conversation's mean v.c. A memory alone
     in its conversation keeps its cosine.
 
+    A memory added alone is read the same way with the memories said just before and after it
+    (`neighbours`, when given): facts stored one by one keep the context a session would give them.
+
     >>> g = conversation_groups(["r1", "r1", None])
     >>> out = smooth_cosine(np.array([0.9, 0.1, 0.5]), g, np.array([0.5, 0.5, 1.0]), 1.0)
     >>> [round(float(x), 3) for x in out]      # (0.9 + 0.5) / sqrt(1 + 1 + 0.5); alone: unchanged
     [0.885, 0.379, 0.5]
+    >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
+    >>> g = conversation_groups(["r1", "r2", "r3"])
+    >>> nb = neighbour_context(v, np.arange(3), 1)
+    >>> [round(float(x), 3) for x in smooth_cosine(np.array([0.9, 0.1, 0.9]), g, np.ones(3), 1.0, nb)]
+    [0.885, 0.492, 0.885]
     """
     if lam <= 0 or len(cos) == 0:
         return cos
+    if neighbours is not None and len(neighbours.rows) == len(cos):    # every memory added alone
+        out = np.empty(len(cos), np.float32)
+        out[neighbours.rows] = neighbours.smooth(cos, lam)
+        return out
     counts = np.maximum(np.bincount(group), 1).astype(np.float64)   # 0 only for ids no row has (expired rows)
     qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
     cc = np.bincount(group, weights=conv_dot) / counts
@@ -219,6 +340,8 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     out = ((cos + lam * qc[group]) / norm).astype(np.float32)
     alone = counts[group] == 1
     out[alone] = cos[alone]                            # exactly, not up to rounding
+    if neighbours is not None:
+        out[neighbours.rows] = neighbours.smooth(cos, lam)
     return out
 
 
@@ -259,7 +382,7 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
         return SCHEMA.empty_table()
     cos = scope.cosine if use["semantic"] and scope.cosine is not None else None
     if cos is not None and scope.conv_dot is not None and scope.conv_group is not None:
-        cos = smooth_cosine(cos, scope.conv_group, scope.conv_dot, p.conversation_smoothing)
+        cos = smooth_cosine(cos, scope.conv_group, scope.conv_dot, p.conversation_smoothing, scope.neighbours)
     bm25, keyword, has_kw = keyword_scores(scope, hits, p)
     entity, n_ent = entity_scores(scope, hits, p)
     all_ids = np.array(scope.ids, dtype=object)
@@ -281,8 +404,11 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
         if len(rows) else np.zeros(0)
     person = scope.person[rows].astype(np.float64)
     time = time_scores(valid_at, p.periods, p.time_half_life_days)
-    base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] + w["entity"] * entity[rows]
-            + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
+    # a keyword match counts in proportion to the semantic match (when semantic counts at all: channel
+    # on, weight > 0): words shared with a weakly related fact must not push the answer down
+    gate = semantic.astype(np.float64) if cos is not None and w["semantic"] > 0 else 1.0
+    base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] * gate
+            + w["entity"] * entity[rows] + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
     best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
     episode = episode_scores(scope, rows, valid_at, best, p.episode_minutes)

@@ -30,10 +30,12 @@ from typing import Any
 
 from memstore.core.ids import entity_id
 from memstore.providers.nlp import normalise_entity
+from memstore.retrieval.query_time import is_time_word
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_NGRAM = 4
 _CACHE_SIZE = 2048
+_TIME_FILLER = frozenset("last next this past the a an my his her their our".split())
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,11 @@ _word_memo: dict[int, dict[str, tuple[str, ...]]] = {}
 _WORD_MEMO_SIZE = 100_000
 
 
+def _how_long(doc: Any, tok: Any) -> bool:
+    """'long' in 'how long': a duration asked for, not the word long."""
+    return tok.lower_ == "long" and tok.i > 0 and doc[tok.i - 1].lower_ == "how"
+
+
 def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
     """Per word of the query the index terms it may stand for (SpacyNLP's term rule applied to each
     candidate lemma). Without a lemmatizer the index holds lower-cased words: one form each."""
@@ -85,7 +92,7 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
     groups = []
     memo = _word_memo.setdefault(id(nlp), {})
     for tok in doc:
-        if tok.is_punct or tok.is_space:
+        if tok.is_punct or tok.is_space or _how_long(doc, tok):
             continue
         known = memo.get(tok.text)
         if known is not None:
@@ -93,6 +100,10 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
                 groups.append(known)
             continue
         cands: list[str] = []
+        if is_time_word(tok.text):     # says when, not what (memoised as no term)
+            if len(memo) < _WORD_MEMO_SIZE:
+                memo[tok.text] = ()
+            continue
         if lemmatizer is not None:
             if rule is not None:
                 for pos in _POS:
@@ -126,8 +137,11 @@ def analyze_query(nlp: Any, query: str) -> QueryAnalysis:
         groups = _term_groups(nlp, query)
     ents: dict[str, float] = {}
     words = _WORD.findall(query.lower())
+    when = [is_time_word(w) or w in _TIME_FILLER for w in words]     # n-grams of these only name a time
     for n in range(1, _MAX_NGRAM + 1):
         for i in range(len(words) - n + 1):
+            if all(when[i:i + n]):
+                continue
             norm = normalise_entity(" ".join(words[i:i + n]))
             if norm and len(norm) > 2:
                 ents.setdefault(norm, 1.0)

@@ -42,6 +42,23 @@ _M = re.compile(r"\b(" + "|".join(m for m in calendar.month_name if m) + r")\b(?
 _Y = re.compile(r"\b(19\d\d|20\d\d)\b")
 _DAY_S = 86400
 
+# Words that say when, not what: the time signal reads dates; as keyword terms they match the time
+# phrases of unrelated facts ("What did John do last weekend?" lifted every fact told "last weekend").
+TIME_WORDS = frozenset(
+    [m.lower() for m in calendar.month_name if m] + [d.lower() for d in calendar.day_name]
+    + "when recently recent lately currently ago yesterday today tonight tomorrow week weeks weekend weekends "
+      "month months year years day days morning evening afternoon".split())
+
+
+def is_time_word(word: str) -> bool:
+    """A word that names a time rather than a topic (a month, a weekday, a year, "yesterday"...).
+
+    >>> [w for w in "What did Maria do last weekend in May 2023 recently".split() if is_time_word(w)]
+    ['weekend', 'May', '2023', 'recently']
+    """
+    w = word.lower()
+    return w in TIME_WORDS or (len(w) == 4 and w[:2] in ("19", "20") and w.isdigit())      # a year, as _Y
+
 
 @dataclass(frozen=True)
 class QueryPeriods:

@@ -148,12 +148,14 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     scope_where = f"({where}) AND {vis}"
     snap = None
     if engine == "numpy" and not (include_superseded or show_expired or as_of is not None):
-        snap = _snapshot(db, where, params, posting_scope, scope_params)
+        snap = _snapshot(db, where, params, posting_scope, scope_params, int(sc.neighbour_window),
+                         float(sc.episode_minutes) * 60e6)
     records_in_scan = True
     if snap is not None:        # a hot scope: no statement at all
         now_us = (now - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
         scope_rows, scope_table, row_map = snap.scope(query_words(query),
-                                                      qvec if "semantic" in channels else None, now_us)
+                                                      qvec if "semantic" in channels else None, now_us,
+                                                      int(sc.neighbour_window), float(sc.episode_minutes) * 60e6)
         all_hits = snap.hits(q.terms, q.entity_ids, row_map)
         if records:
             scope_table = snap.records()
@@ -166,7 +168,9 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                                        or unclustered_rows(db) <= RECORDS_IN_SCAN_ROWS)
         scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
                                              qtext=query_words(query),
-                                             qvec=qvec if "semantic" in channels else None, records=records_in_scan)
+                                             qvec=qvec if "semantic" in channels else None, records=records_in_scan,
+                                             neighbour_window=int(sc.neighbour_window),
+                                             neighbour_gap_us=float(sc.episode_minutes) * 60e6)
         all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params,
                              terms=q.terms, entities=q.entity_ids)
     terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
@@ -181,7 +185,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       qtime_start=[a for a, _ in w["_periods"].spans], qtime_end=[b for _, b in w["_periods"].spans],
                       qtime_months=list(w["_periods"].months), time_half_life_days=float(sc.time_half_life_days),
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
-                      conv_lambda=float(sc.conversation_smoothing),
+                      conv_lambda=float(sc.conversation_smoothing), nb_window=int(sc.neighbour_window),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
                       qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
@@ -209,7 +213,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
 
 
 def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
-              scope_params: dict[str, Any]) -> Snapshot | None:
+              scope_params: dict[str, Any], neighbour_window: int = 0,
+              neighbour_gap_us: float = float("inf")) -> Snapshot | None:
     """The filter's search snapshot when valid (built on its second search in a cache generation),
     else None: memstore/retrieval/snapshot.py."""
     if db.scope_cache.max_rows <= 0 or "$now" in where or "$as_of" in where:
@@ -226,7 +231,8 @@ def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: s
         snap_where = f"({where}) AND (m.invalidated_at IS NULL)"
         snap = build_snapshot(db, where=snap_where, params=_bound(snap_where, params), posting_scope=posting_scope,
                               posting_scope_e=re.sub(r"\bp\.", "e.", posting_scope), scope_params=scope_params,
-                              generation=gen)
+                              generation=gen, neighbour_window=neighbour_window,
+                              neighbour_gap_us=neighbour_gap_us)
         if snap is not None:
             store.put(key, snap)
     return snap

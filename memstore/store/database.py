@@ -467,13 +467,19 @@ class Database:
         return Scratch(name, config=config, trace=self.trace)
 
     def column_types(self, table: str) -> dict[str, str]:
-        """{column: DuckDB type} of a table (cached; the schema only changes by migration)."""
+        """{column: DuckDB type} of a table (cached; the schema only changes by migration). Read on
+        the calling thread's cursor: on the shared connection two threads asking at once (a served
+        store's lake publisher and its writer) could each fetch the other's result and cache it.
+
+        >>> list(Database(":memory:", dim=4, embedder="test").column_types("entity_postings"))[:2]
+        ['entity_id', 'memory_id']
+        """
         types = self._columns.get(table)
         if types is None:
-            rows = self._con.execute("SELECT column_name, data_type FROM information_schema.columns "
-                                     "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
-                                     [table]).fetchall()
-            types = self._columns[table] = dict(rows)
+            rows = self.con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                    "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
+                                    [table]).fetchall()
+            types = self._columns.setdefault(table, dict(rows))
         return types
 
     # -- transactions ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 --   $qvec                      the query vector
 --   $qterms                    the query's keyword lemmas (distinct)
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
--- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda,
+-- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda, $nb_window,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
 --   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
 --
@@ -21,9 +21,16 @@
 --              by the same add() call): document expansion from the conversation a fact was told in.
 --              From per-row values: (q.v + l q.c) / sqrt(1 + 2 l v.c + l^2 |c|^2), q.c the
 --              conversation's mean cosine, |c|^2 its mean v.c. A memory alone in its add() call
---              keeps its own cosine; $conv_lambda = 0 turns it off.
+--              (facts added one by one) is read with its neighbours instead: c is the mean unit vector
+--              of the memories alone in theirs within $nb_window places of it in the order said
+--              (valid_at, then id; itself included, fewer at either end and never across a pause of
+--              more than $episode_minutes), and |c|^2 the mean of v.v' over the window's pairs. $conv_lambda = 0 turns both off, $nb_window = 0 the neighbours;
+--              a scope with a single such memory leaves it its own cosine.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
---              in a document of average length; BM25 statistics are computed over the filtered scope
+--              in a document of average length; BM25 statistics are computed over the filtered scope.
+--              It counts in the fused score times semantic (when that counts: channel on, $w_sem > 0): a
+--              keyword match lifts a fact in proportion to how well it means the query, so words
+--              shared with a weakly related fact do not push the fact that answers down
 --   entity   = noisy-or over the query's matched entities of match * weight, where weight is the
 --              entity's idf within the scope scaled to 1 at degree 1 (an entity linked to most of
 --              the scope's memories lifts them by almost nothing), times mem0's optional
@@ -73,8 +80,40 @@ conv AS (
     FROM scope s JOIN conv_dot d ON d.id = s.id
     GROUP BY s.episode_key
 ),
+alone_said AS (
+    -- the memories alone in their add() call, numbered in the order said; a pause of more than
+    -- $episode_minutes since the one before starts a new run
+    SELECT s.id, s.cosine, s.embedding, row_number() OVER (ORDER BY s.valid_at, s.id) AS pos,
+           CASE WHEN date_diff('microsecond', lag(s.valid_at) OVER (ORDER BY s.valid_at, s.id), s.valid_at)
+                     > $episode_minutes * 60000000 THEN 1 ELSE 0 END AS pause
+    FROM scope s
+    LEFT JOIN (SELECT episode_key, count(*) AS n FROM scope WHERE episode_key IS NOT NULL GROUP BY episode_key) g
+      ON g.episode_key = s.episode_key
+    WHERE $use_sem AND $nb_window > 0 AND coalesce(g.n, 1) = 1
+),
+alone AS (
+    SELECT *, sum(pause) OVER (ORDER BY pos) AS run FROM alone_said
+),
+nb_pairs AS (
+    -- each of them with those within $nb_window places in its run (itself included)
+    SELECT a.id, a.embedding AS own, b.cosine, b.embedding
+    FROM alone a JOIN alone b ON b.run = a.run AND b.pos BETWEEN a.pos - $nb_window AND a.pos + $nb_window
+    WHERE (SELECT count(*) FROM alone) > 1
+),
+nb AS (
+    -- q . c (the window's mean cosine), v . c, and |c|^2 (the mean v . v' over the window's pairs)
+    SELECT p.id, avg(p.cosine) AS q_dot_c, avg(array_cosine_similarity(p.own, p.embedding)) AS v_dot_c,
+           (SELECT avg(array_cosine_similarity(x.embedding, y.embedding))
+            FROM nb_pairs x JOIN nb_pairs y ON x.id = y.id WHERE x.id = p.id) AS c_sq
+    FROM nb_pairs p
+    GROUP BY p.id
+),
 sem AS (
-    SELECT s.id, CASE WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
+    SELECT s.id, CASE WHEN $conv_lambda > 0 AND n.id IS NOT NULL
+                      THEN ((s.cosine + $conv_lambda * n.q_dot_c)
+                            / sqrt(greatest(1 + 2 * $conv_lambda * n.v_dot_c + $conv_lambda * $conv_lambda * n.c_sq,
+                                            1e-12)))::FLOAT
+                      WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
                       THEN ((s.cosine + $conv_lambda * c.q_dot_c)
                             / sqrt(greatest(1 + 2 * $conv_lambda * d.conv_dot + $conv_lambda * $conv_lambda * c.c_sq,
                                             1e-12)))::FLOAT
@@ -82,6 +121,7 @@ sem AS (
     FROM scope s
     LEFT JOIN conv_dot d ON d.id = s.id
     LEFT JOIN conv c ON c.episode_key = s.episode_key
+    LEFT JOIN nb n ON n.id = s.id
     WHERE $use_sem
 ),
 sem_top AS (
@@ -180,7 +220,7 @@ scored AS (
     LEFT JOIN ent ON ent.id = c.id
 ),
 base AS (
-    SELECT *, $w_sem * semantic + $w_kw * keyword + $w_ent * entity + $w_rec * recency + $w_slot * slot
+    SELECT *, $w_sem * semantic + $w_kw * keyword * CASE WHEN $use_sem AND $w_sem > 0 THEN semantic ELSE 1 END + $w_ent * entity + $w_rec * recency + $w_slot * slot
               + $w_person * person + $w_time * time AS base_sum
     FROM scored
 ),
