@@ -123,7 +123,11 @@ def test_checkpoint_waits_then_says_busy(memory, monkeypatch):
         with pytest.raises(StoreBusyError) as info:
             memory.scrub()
         assert info.value.retryable
+        memory.add("I live in Porto", user_id="gone", infer=False)
+        with pytest.raises(StoreBusyError):
+            memory.forget(user_id="gone")          # the rows go; the file's rewrite waits (journaled)
     finally:
         release.set()
         t.join()
-    assert isinstance(memory.scrub(), dict)        # the writer gone: it runs
+    assert isinstance(memory.scrub(), dict)        # the writer gone: it runs, and finishes the erasure
+    assert memory.erasure_receipts(user_id="gone")[-1]["verified"] is True

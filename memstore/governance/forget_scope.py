@@ -16,7 +16,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import ErasurePendingError, MemstoreError, StoreFullError
+from memstore.core.errors import ErasurePendingError, MemstoreError, StoreBusyError, StoreFullError
 from memstore.governance import downstream
 from memstore.governance.erase_exports import erase_exports, names_value
 from memstore.governance.erase_scope import ErasedScope, erase_scope
@@ -110,6 +110,10 @@ def finish_pending(db: Database, *, raise_errors: bool = True) -> list[dict[str,
         for p in pending_erasures(db):
             try:
                 out.append(finish_erasure(db, p))
+            except StoreBusyError:
+                if raise_errors:
+                    raise
+                break           # the file cannot be rewritten now: the next ones would wait in vain too
             except MemstoreError:
                 if raise_errors:
                     raise
