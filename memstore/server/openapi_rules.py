@@ -106,13 +106,50 @@ class ImagePart(_Strict):
     image_url: ImageUrl
 
 
-class ChatMessage(_Strict):
-    """One chat message (OpenAI / mem0 shape)."""
+class RefusalPart(_Strict):
+    type: Literal["refusal"]
+    refusal: Text
 
+
+class AudioPart(_Strict):
+    type: Literal["input_audio"]
+    input_audio: Dict[str, Any]
+
+
+class FilePart(_Strict):
+    type: Literal["file"]
+    file: Dict[str, Any]
+
+
+class ToolFunction(_Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    arguments: Optional[Union[Text, Dict[str, Any]]] = None
+
+
+class ToolCall(_Strict):
+    """An assistant's tool call (OpenAI shape): skipped as memory text, named in a procedural add."""
+
+    id: Optional[Text] = None
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+class ChatMessage(_Strict):
+    """One chat message (OpenAI / mem0 shape): text or parts, or (an assistant turn that only calls
+    tools) `content` null with `tool_calls`; a `tool` answer names its `tool_call_id`. A message with
+    neither content nor tool calls is refused by add() itself (InputError), as in the library."""
+
+    model_config = ConfigDict(**STRICT, json_schema_extra={"anyOf": [
+        {"required": ["content"], "properties": {"content": {"not": {"type": "null"}}}},
+        {"required": ["tool_calls"], "properties": {"tool_calls": {"type": "array", "minItems": 1}}}]})
     role: Annotated[str, Field(min_length=1, max_length=100)] = "user"
-    content: Union[Text, Annotated[List[Union[TextPart, ImagePart]], Field(min_length=1)]]
+    content: Optional[Union[Text, Annotated[List[Union[TextPart, ImagePart, RefusalPart, AudioPart, FilePart]],
+                                            Field(min_length=1)]]] = None
     name: Optional[Text] = None
     created_at: When = None
+    timestamp: When = None
+    tool_calls: Optional[List[ToolCall]] = None
+    tool_call_id: Optional[Text] = None
 
 
 class MemoryUpdate(BaseModel):
