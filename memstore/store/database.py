@@ -455,11 +455,13 @@ class Database:
         self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
         try:
             yield
+            self.run(f"{step}:commit", sql="COMMIT")
         except BaseException:
+            # a failed body or a failed COMMIT: never leave this thread's cursor inside a transaction
+            # (an open one makes every later CHECKPOINT of the store fail: StoreBusyError)
             with contextlib.suppress(Exception):
                 self.run(f"{step}:rollback", sql="ROLLBACK")
             raise
-        self.run(f"{step}:commit", sql="COMMIT")
 
     def scratch(self, name: str = "scratch", *, config: dict[str, str] | None = None) -> Scratch:
         """A private in-memory DuckDB (no store tables) whose statements are traced with this
