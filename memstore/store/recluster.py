@@ -9,34 +9,36 @@ memories, a scoped search's posting statement costs 7.2 ms in append order and 1
 scope (bench/search_latency.py). Sorting by (user_id, agent_id, run_id) fixes that.
 
 A pass sorts the store one slice at a time: a slice is a range of consecutive users holding at
-most `slice_rows` memories (one user at least). Each slice is one short transaction that appends
-a sorted copy of the range's rows to memories and both posting tables and deletes the originals
-(sql/queries/admin/recluster_*.sql); the next checkpoint drops or merges the emptied row groups.
+most `slice_rows` memories (one user at least), sized to take about `slice_s` seconds at the pace
+of the slice before. Each slice is one short transaction that appends a sorted copy of the range's
+rows to memories and both posting tables and deletes the originals (sql/queries/admin/recluster_*.sql).
 Slices run in user order, so after a pass each table is sorted again (rows added meanwhile form
-the new tail). Readers never wait (MVCC: they read the snapshot before the slice's commit);
-writers wait for one slice at most, not the pass; the pass pauses `pause` x a slice's duration
-after each slice so searches keep most of the CPU; memory stays bounded by a slice, not the table.
-The scope cache stays valid: a slice moves rows and changes no content.
+the new tail).
 
-Commit-triggered: `Maintenance.on_commit` (a listener of Database.transaction's commits) and
-`check` (a store opened in append order) count the rows at most once every CHECK_EVERY_S seconds
-(once a second while the table is below `min_rows`, so a store growing into it is seen soon) and
-start a background pass when the unclustered tail passes `share` of a table of at least
-`min_rows` memories. A store with an index on memories (the analyst HNSW index) is left to
-`optimize()`, which runs every slice back to back (rebuilding the index around it).
+Where searches waited (1M memories in append order, 50k-memory slices, measured with a timeline
+of slice phases and searches): not on the copy statements but on the COMMIT. DuckDB checkpoints
+at a COMMIT once the WAL passes 16 MiB; after a slice every row group is partly deleted and the
+checkpoint rewrites them (3-80 s, at every slice, again for the same row groups); and the COMMIT
+held the scope cache's lock, which every search takes. So: no automatic checkpoint during the
+pass (`wal_held`: one CHECKPOINT at the end drops the emptied row groups whole), and the COMMIT
+and that CHECKPOINT run under the write lock only. Readers never wait (MVCC: they read the
+snapshot before the slice's commit, and a slice changes no content, so the scope cache stays
+valid); writers wait for one slice at most, not the pass; the pass pauses `pause` x a slice's
+duration after each slice so searches keep most of the CPU; memory stays bounded by a slice.
 
->>> plan_slices([("a", 3), ("b", 4), ("c", 2), (None, 5)], slice_rows=6)
-[('a', 'a', 3), ('b', 'c', 6), (None, None, 5)]
+>>> next_slice([("a", 3), ("b", 4), ("c", 2)], start=1, budget=6)      # users b..c: one slice
+3
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from memstore.store.quoting import sql_ident
+from memstore.store.quoting import sql_ident, sql_string
 from memstore.store.sqlfiles import load_sql
 from memstore.store.unit import write_unit
 
@@ -48,29 +50,9 @@ log = logging.getLogger("memstore.recluster")
 CLUSTERED_TABLES = ("memories", "keyword_postings", "entity_postings")
 CHECK_EVERY_S = 60.0
 SMALL_EVERY_S = 1.0             # below min_rows: a count(*) a second at most (an add costs none)
-SLICE_ROWS = 50_000             # memories per slice (their postings come along: ~9x as many rows)
-
-
-def plan_slices(users: list[tuple[str | None, int]], slice_rows: int) -> list[tuple[str | None, str | None, int]]:
-    """Group (user_id, memories) in re-cluster order into (first user, last user, memories) slices
-    of at most slice_rows memories (a larger user is a slice alone); NULL users are one slice."""
-    out: list[tuple[str | None, str | None, int]] = []
-    lo = hi = None
-    n = 0
-    for user, count in users:
-        if user is None:
-            continue
-        if lo is not None and n + count > slice_rows:
-            out.append((lo, hi, n))
-            lo, n = None, 0
-        lo = user if lo is None else lo
-        hi, n = user, n + count
-    if lo is not None:
-        out.append((lo, hi, n))
-    nulls = sum(c for u, c in users if u is None)
-    if nulls:
-        out.append((None, None, nulls))
-    return out
+SLICE_ROWS = 50_000             # memories per slice at most (their postings come along: ~9x as many rows)
+MIN_SLICE_ROWS = 2_000          # a time-bounded slice moves at least this many (each slice scans the tables)
+SLICE_S = 2.0                   # a background slice aims at this many seconds (writers wait for one slice)
 
 
 def _slice_sql(name: str, table: str, lo: str | None) -> str:
@@ -79,68 +61,156 @@ def _slice_sql(name: str, table: str, lo: str | None) -> str:
 
 
 def recluster_slice(db: Database, lo: str | None, hi: str | None) -> None:
-    """Sort one user range of memories and postings to the end of each table (one transaction)."""
+    """Sort one user range of memories and postings to the end of each table (one transaction).
+
+    The COMMIT (it writes the slice's rows to the WAL: ~2 s for 50k memories on a loaded machine)
+    runs without the scope cache's lock, which every search takes: the slice moves rows and changes
+    no content, so a search reads the same scope on either side of it. The cache records the files
+    as the slice left them afterwards (a search that looked in between dropped its copies: correct,
+    only colder)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
-    # the scope cache follows: rows move, no memory changes (a commit by anyone else still drops it)
-    with write_unit(db, "optimize", cache_follows=True):
-        for table in CLUSTERED_TABLES:
-            boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
-            db.run(f"optimize:refill:{table}", params, sql=_slice_sql("recluster_copy", table, lo), writes=True)
-            db.run(f"optimize:clear:{table}", dict(params, boundary=boundary),
-                   sql=_slice_sql("recluster_clear", table, lo), writes=True)
+    with db.write_lock:
+        seen = _files_seen(db)
+        with write_unit(db, "optimize", keeps_cache=True):
+            for table in CLUSTERED_TABLES:
+                boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
+                db.run(f"optimize:refill:{table}", params, sql=_slice_sql("recluster_copy", table, lo), writes=True)
+                db.run(f"optimize:clear:{table}", dict(params, boundary=boundary),
+                       sql=_slice_sql("recluster_clear", table, lo), writes=True)
+        _follow_files(db, seen)
+
+
+def _files_seen(db: Database) -> bool:
+    """Are the store files as the scope cache last recorded them (no write it did not see)?"""
+    with db.scope_cache.lock:
+        return db.scope_cache.files_unchanged(db)
+
+
+def _follow_files(db: Database, seen: bool) -> None:
+    """After our own content-preserving write: record the files (or drop the cache when a write
+    it had not seen came before ours)."""
+    with db.scope_cache.lock:
+        if seen:
+            db.scope_cache.after_commit(db)
+        else:
+            db.scope_cache.invalidate()
 
 
 def checkpoint_keeping_cache(db: Database) -> None:
-    """CHECKPOINT (the emptied row groups go) and record the files as ours: it changes no row."""
-    with db.write_lock, db.scope_cache.lock:
-        unseen = not db.scope_cache.files_unchanged(db)
+    """CHECKPOINT (the emptied row groups go) and record the files as ours: it changes no row.
+    Like a slice's COMMIT it runs under the write lock only, not the scope cache's."""
+    with db.write_lock:
+        seen = _files_seen(db)
         db.run("queries/admin/checkpoint")
-        if unseen:
-            db.scope_cache.invalidate()
-        else:
-            db.scope_cache.after_commit(db)
+        _follow_files(db, seen)
 
 
 def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float = 0.0,
-                   stop: threading.Event | None = None) -> dict[str, Any]:
+                   stop: threading.Event | None = None, slice_s: float = 0.0) -> dict[str, Any]:
     """Sort the whole store by scope, slice by slice (see the module doc). Returns the memories
-    sorted, the slices, the longest slice's seconds and the pass's seconds."""
+    sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0 sizes
+    each slice to take about that long (at most slice_rows memories); 0: slices of slice_rows."""
     state = maintenance_for(db)
     with state.lock:
         state.active += 1               # its own commits start no second pass
     try:
-        return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop)
+        return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s)
     finally:
         with state.lock:
             state.active -= 1
 
 
-def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None) -> dict[str, Any]:
+def next_slice(users: list[tuple[str | None, int]], start: int, budget: int) -> int:
+    """One past the last of the users (from `start`) that one slice of at most `budget` memories
+    takes (one user at least: a larger user is a slice alone).
+
+    >>> users = [("a", 3), ("b", 4), ("c", 2)]
+    >>> next_slice(users, 0, 6), next_slice(users, 1, 6), next_slice(users, 0, 1)
+    (1, 3, 1)
+    """
+    end, n = start, 0
+    while end < len(users) and (end == start or n + users[end][1] <= budget):
+        n += users[end][1]
+        end += 1
+    return end
+
+
+def next_budget(budget: int, rows: int, took: float, slice_s: float, slice_rows: int) -> int:
+    """The next slice's memories: what `slice_s` seconds moved at the last slice's pace, at most
+    twice and at least half the last budget (one slow moment does not make every slice tiny),
+    within [MIN_SLICE_ROWS, slice_rows].
+
+    >>> next_budget(10_000, 10_000, took=4.0, slice_s=2.0, slice_rows=50_000)
+    5000
+    >>> next_budget(10_000, 10_000, took=0.5, slice_s=2.0, slice_rows=50_000)
+    20000
+    """
+    if slice_s <= 0:
+        return slice_rows
+    want = int(rows * slice_s / max(took, 1e-3))
+    return max(1, min(slice_rows, max(MIN_SLICE_ROWS, budget // 2, min(want, budget * 2))))
+
+
+@contextlib.contextmanager
+def wal_held(db: Database) -> Iterator[None]:
+    """No automatic checkpoint while the pass runs. A slice deletes a few rows from every row group
+    of a store in append order, and DuckDB's checkpoint (automatic at a COMMIT once the WAL passes
+    16 MiB) then rewrites each such row group: 3-80 s inside a slice's COMMIT at 1M memories,
+    under the write lock, again at every slice. Held, the slices' rows wait in the WAL (~80 MiB
+    per 50k memories, on disk) and one CHECKPOINT at the end drops the emptied row groups."""
+    before = db.scalar("SELECT current_setting('checkpoint_threshold')")
+    db.run("queries/admin/recluster_hold_wal")
+    try:
+        yield
+    finally:
+        db.run("queries/admin/recluster_release_wal", sql=load_sql("queries/admin/recluster_release_wal")
+               .replace("/*THRESHOLD*/", sql_string(str(before))))
+
+
+def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None,
+          slice_s: float) -> dict[str, Any]:
     t0 = time.perf_counter()
     users = db.rows("queries/admin/recluster_plan")
     total = sum(n for _, n in users)
-    slices = plan_slices(users, max(1, int(slice_rows)))
+    named = [(u, n) for u, n in users if u is not None]
+    nulls = total - sum(n for _, n in named)
+    slice_rows = max(1, int(slice_rows))
+    budget = min(slice_rows, max(MIN_SLICE_ROWS, slice_rows // 4)) if slice_s > 0 else slice_rows
     longest = 0.0
     done = 0
-    for lo, hi, _n in slices:
-        if stop is not None and stop.is_set():
-            break
-        s = time.perf_counter()
-        recluster_slice(db, lo, hi)
-        took = time.perf_counter() - s
-        longest = max(longest, took)
-        done += 1
-        if pause > 0 and stop is not None:
-            stop.wait(pause * took)
-        elif pause > 0:
-            time.sleep(pause * took)
-    complete = done == len(slices)
-    if complete:
-        with write_unit(db, "optimize", cache_follows=True):
-            db.run("queries/set_clustered_rows", {"rows": total})
+    start = 0
+    with wal_held(db):
+        while start < len(named) or nulls:
+            if stop is not None and stop.is_set():
+                break
+            if start < len(named):
+                end = next_slice(named, start, budget)
+                lo, hi, rows = named[start][0], named[end - 1][0], sum(n for _, n in named[start:end])
+                start = end
+            else:
+                lo = hi = None
+                rows, nulls = nulls, 0
+            s = time.perf_counter()
+            recluster_slice(db, lo, hi)
+            took = time.perf_counter() - s
+            longest = max(longest, took)
+            done += 1
+            budget = next_budget(budget, rows, took, slice_s, slice_rows)
+            if pause > 0 and stop is not None:
+                stop.wait(pause * took)
+            elif pause > 0:
+                time.sleep(pause * took)
+        complete = start >= len(named) and not nulls
+        if complete:
+            with db.write_lock:
+                seen = _files_seen(db)
+                with write_unit(db, "optimize", keeps_cache=True):
+                    db.run("queries/set_clustered_rows", {"rows": total})
+                _follow_files(db, seen)
+    ck = time.perf_counter()
     checkpoint_keeping_cache(db)
-    return {"memories": total, "slices": len(slices), "slices_done": done, "complete": complete,
-            "longest_slice_s": round(longest, 3), "seconds": round(time.perf_counter() - t0, 3)}
+    return {"memories": total, "slices": done, "complete": complete, "longest_slice_s": round(longest, 3),
+            "checkpoint_s": round(time.perf_counter() - ck, 3), "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def due(total: int, clustered: int, min_rows: int, share: float) -> bool:
@@ -161,6 +231,7 @@ class Maintenance:
     slice_rows: int = SLICE_ROWS
     pause: float = 1.0                  # sleep this x a slice's duration after it (searches get the CPU)
     every_s: float = CHECK_EVERY_S
+    slice_s: float = SLICE_S            # a slice aims at this many seconds (at most slice_rows memories)
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -224,7 +295,8 @@ class Maintenance:
 
     def _work(self, db: Database) -> None:
         try:
-            out = recluster_pass(db, slice_rows=self.slice_rows, pause=self.pause, stop=self.stop_event)
+            out = recluster_pass(db, slice_rows=self.slice_rows, pause=self.pause, stop=self.stop_event,
+                                 slice_s=self.slice_s)
             self.runs.append(out)
             self.count(db, force=True)
             log.info("re-cluster of %s: %s", db.path, out)
