@@ -197,7 +197,8 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_sco
     t = time.perf_counter()
     m = open_store(auto=True)
     state = auto_state(m._rt.db)
-    during, during_store = [], []
+    during, during_store, add_wait = [], [], []
+    rss_during = 0.0
     while state.running():
         timings: dict[str, float] = {}
         candidate_table(m._rt, _query(rng), filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20,
@@ -206,19 +207,29 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_sco
         c = time.perf_counter()
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
         during.append(time.perf_counter() - c)
-        if len(during) % 200 == 0:    # an add now and then: writers wait for one slice at most
+        if len(during) % 20 == 0:    # an add now and then: writers wait for one slice at most
+            c = time.perf_counter()
             m.add(f"w{rng.integers(0, 2000)} w{rng.integers(0, 2000)} entity3", user_id=f"user{rng.integers(0, users)}",
                   infer=False)
+            add_wait.append(time.perf_counter() - c)
+            rss_during = max(rss_during, rss_mib()[0])
     state.wait()
     ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     run_out = state.runs[-1] if state.runs else state.error
     print(f"re-cluster (started by the store at open, no optimize() call): {time.perf_counter() - t:.1f} s "
           f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
           f"whole search() {ms(during) if during else '-'}", flush=True)
+    if add_wait:
+        print(f"re-cluster: {len(add_wait)} adds meanwhile (writers wait for a slice): {ms(add_wait)}, "
+              f"max {max(add_wait) * 1000:.0f} ms; RSS at those adds up to {rss_during:.0f} MiB; "
+              f"load average {os.getloadavg()}", flush=True)
     if during:
         fig.update(during_p50=pct(during_store, .5), during_p95=pct(during_store, .95))
     b = measure(m, rng, users, queries, "after the re-cluster" if state.runs else "no re-cluster due")
     fig.update(store_p50=b["store_p50"], store_p95=b["store_p95"], search_p50=b["search_p50"])
+    if during:
+        print(f"store side p95 during the re-cluster / maintained after it: {fig['during_p95'] / b['store_p95']:.1f}x "
+              f"(target <= 2x); / before it, in append order: {fig['during_p95'] / fig['first_p95']:.1f}x")
     cache = m._rt.db.scope_cache
     print(f"scope cache: {cache.nbytes / 2**20:.0f} MiB held of a {cache.max_bytes / 2**20:.0f} MiB budget "
           f"({sum(e.size for e in cache.entries.values()):,} memories, {len(cache.entries)} scopes)")
