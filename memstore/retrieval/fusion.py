@@ -107,18 +107,29 @@ class Hits:
         """Postings per term in the scope."""
         return dict(zip(self.terms, np.bincount(self.kw_term, minlength=len(self.terms)).tolist()))
 
-    def restrict(self, terms: list[str], entities: dict[str, float]) -> "Hits":
-        """The hits of these terms and entity ids only (strength from `entities`), reindexed."""
+    def restrict(self, terms: list[str], entities: dict[str, float],
+                 families: dict[str, str] | None = None) -> "Hits":
+        """The hits of these terms and entity ids only (strength from `entities`), reindexed.
+        `families`: form -> term; a form's postings count as its term's, one posting per memory
+        and term (tf summed)."""
         t_new = {t: i for i, t in enumerate(terms)}
-        t_map = np.array([t_new.get(t, -1) for t in self.terms] + [-1], np.int64)[self.kw_term] \
+        fam = families or {}
+        t_map = np.array([t_new.get(fam.get(t, t), -1) for t in self.terms] + [-1], np.int64)[self.kw_term] \
             if len(self.kw_term) else np.zeros(0, np.int64)
         kw = t_map >= 0
+        kw_row, kw_term, kw_tf = self.kw_row[kw], t_map[kw], self.kw_tf[kw]
+        if any(fam.get(t, t) != t for t in self.terms) and len(kw_row):
+            key = kw_row * len(terms) + kw_term
+            uniq, inv = np.unique(key, return_inverse=True)
+            if len(uniq) < len(key):
+                kw_tf = np.bincount(inv, weights=kw_tf.astype(np.float64))
+                kw_row, kw_term = uniq // len(terms), uniq % len(terms)
         e_ids = list(entities)
         e_new = {e: i for i, e in enumerate(e_ids)}
         e_map = np.array([e_new.get(e, -1) for e in self.ent_ids] + [-1], np.int64)[self.ent_idx] \
             if len(self.ent_idx) else np.zeros(0, np.int64)
         ent = e_map >= 0
-        return Hits(terms=list(terms), kw_row=self.kw_row[kw], kw_term=t_map[kw], kw_tf=self.kw_tf[kw],
+        return Hits(terms=list(terms), kw_row=kw_row, kw_term=kw_term, kw_tf=kw_tf,
                     ent_match=np.array([entities[e] for e in e_ids], np.float64), ent_row=self.ent_row[ent],
                     ent_idx=e_map[ent], ent_ids=e_ids)
 

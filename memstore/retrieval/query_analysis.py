@@ -5,8 +5,12 @@ A query is too short for the tagger to pay: running tok2vec + tagger for ten wor
 Search runs the tokenizer and asks the rule lemmatizer for each word's lemma as a noun, a verb
 and an adjective (plus the word itself): a *term group*. Which form stands for the word is decided
 by the scope's own index: the form with the most postings there (`QueryAnalysis.resolve`), so
-"hiking" is searched as whichever of hiking / hike the scope's memories use. Every word keeps one
-term, so BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
+"hiking" is searched as whichever of hiking / hike the scope's memories use. A lower-case word also
+brings the lemmas of its word family that a lemma index keeps apart (`derived_forms`: "promote" /
+"promotion", "writing" / "write", "game" / "gaming"), and the postings of every form of a word
+count for its one term (`families`): "How did Gina promote her store?" finds "Gina got promotions".
+The index is unchanged, so stores written before need no migration. Every word keeps one term, so
+BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
 Entity candidates are every 1-4 word n-gram of the query (what NER would find in ten words, and
 a lower-case "alice" still finds Alice) plus each word's chosen term at match 0.9. No NER, no
 parser, whatever `nlp.disable` says; the shared pipeline is read, never changed. ~0.3-1 ms a
@@ -14,10 +18,12 @@ query; repeated queries come from a per-process cache.
 
 >>> from memstore.providers.nlp import SpacyNLP
 >>> q = analyze_query(SpacyNLP(), "Where does alice love hiking now?")
->>> q.term_groups, "alice" in q.entity_norms
-((('alice',), ('love',), ('hiking', 'hike')), True)
->>> q.resolve({"hike": 3, "hiking": 1})[0]
+>>> q.term_groups[2][:2], "alice" in q.entity_norms
+(('hiking', 'hike'), True)
+>>> terms = q.resolve({"hike": 3, "hiking": 1})[0]; terms
 ['alice', 'love', 'hike']
+>>> q.families({"hike": 3, "hiking": 1, "hiker": 1}, terms)["hiker"]
+'hike'
 """
 from __future__ import annotations
 
@@ -63,6 +69,18 @@ class QueryAnalysis:
         terms = list(dict.fromkeys(terms))
         return terms, self.entities_for(terms)
 
+    def families(self, df: dict[str, int], terms: list[str]) -> dict[str, str]:
+        """Form -> the term (`resolve`'s `terms`) its postings count for: each term itself, and every
+        other form of the word with postings in the scope, so a word is matched by any of its forms
+        ("promote" finds "promotions", "writings" finds "writing" and "write")."""
+        out = {t: t for t in terms}          # a term another word's form too stays its own word's
+        for g in self.term_groups:
+            best = max(g, key=lambda t: (df.get(t, 0), -g.index(t)))       # as resolve() chose
+            for t in g:
+                if df.get(t, 0):
+                    out.setdefault(t, best)
+        return out
+
     def entities_for(self, terms: list[str]) -> dict[str, float]:
         ents = dict(self.entity_norms)
         for t in terms:  # lemma forms of single words ("hikes" -> "hike") as slightly weaker matches
@@ -75,6 +93,33 @@ _cache_lock = threading.Lock()
 _POS = ("NOUN", "VERB", "ADJ")
 _word_memo: dict[int, dict[str, tuple[str, ...]]] = {}
 _WORD_MEMO_SIZE = 100_000
+
+
+_DOUBLE = re.compile(r"([b-df-hj-km-np-tv-xz])\1$")     # runn(ing) -> run; not ll/ss/zz (spell, kiss)
+
+
+def derived_forms(lemma: str) -> list[str]:
+    """Lemmas of the same word family that a lemma index keeps apart: the verb and the nouns made of
+    it ("promotion" -> "promote", "writing" -> "write", "gaming" -> "game"; "paint" -> "painting",
+    "painter"). Forms no memory uses cost nothing: they have no postings. Only suffixes that make a
+    noun of a verb; "-ment", "-er" and plural "-s" are never stripped ("moment", "mother", "news").
+
+    >>> derived_forms("promotion"), derived_forms("writing"), derived_forms("swim")
+    (['promot', 'promote'], ['writ', 'write'], ['swimion', 'swimation', 'swimming', 'swimer'])
+    """
+    if not lemma.isalpha() or len(lemma) < 4:
+        return []
+    for suffix, ends in (("ation", ("e", "ate")), ("ion", ("", "e")), ("ing", ("", "e"))):
+        if lemma.endswith(suffix):
+            stem = lemma[:-len(suffix)]
+            if len(stem) < 3:                           # "station", "nation", "ring": no family
+                return []
+            if suffix == "ing" and _DOUBLE.search(stem):
+                stem = stem[:-1]                        # swimming -> swim
+            return [stem + e for e in ends]
+    base = lemma[:-1] if lemma.endswith("e") else lemma
+    cvc = lemma[-1] not in "aeiouwxy" and lemma[-2] in "aeiou" and lemma[-3] not in "aeiou"
+    return [base + "ion", base + "ation", base + (base[-1] if cvc else "") + "ing", base + "er"]
 
 
 def _how_long(doc: Any, tok: Any) -> bool:
@@ -114,6 +159,8 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
         cands.append(tok.text)
         forms = [w for c in dict.fromkeys(x.lower() for x in cands) for w in _WORD.findall(c)
                  if not tok.is_stop and len(w) > 1 or w.isdigit()]
+        if tok.text.islower() and forms:               # not a name ("Nate" is no "nation")
+            forms += [d for f in list(dict.fromkeys(forms)) if not f.endswith("s") for d in derived_forms(f)]
         group = tuple(dict.fromkeys(forms))
         if len(memo) < _WORD_MEMO_SIZE:      # a word's group depends on the word alone
             memo[tok.text] = group

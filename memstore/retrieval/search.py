@@ -175,7 +175,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                              terms=q.terms, entities=q.entity_ids)
     terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
     ents = {entity_id(n): v for n, v in ent_norms.items()}
-    hits = all_hits.restrict(terms, ents)
+    families = q.families(all_hits.df(), terms)     # a word's postings: those of all its forms
+    hits = all_hits.restrict(terms, ents, families)
     t3 = time.perf_counter()
     if engine == "sql":
         params.update(scope_params)
@@ -188,7 +189,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       conv_lambda=float(sc.conversation_smoothing), nb_window=int(sc.neighbour_window),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
-                      qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
+                      qvec=qvec, qterms=terms, qforms=list(families), qform_terms=list(families.values()), qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
         sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
             .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
         table = db.arrow("fuse_scores", params, sql=sql)
