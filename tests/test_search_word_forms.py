@@ -43,8 +43,7 @@ def test_names_are_not_derived_and_each_word_keeps_one_term():
     assert groups["nate"] == ("nate",)                         # "Nate" is no "nation"
     assert "promotion" in groups["promote"] and "write" in next(g for g in q.term_groups if "writing" in g)
     df = {"promotion": 2, "promote": 0, "nate": 5, "writing": 3, "write": 1}
-    terms, _ = q.resolve(df)
-    fam = q.families(df, terms)
+    terms, _, fam = q.resolve_forms(df)
     assert terms == ["nate", "promotion", "writing"]
     assert fam == {"nate": "nate", "promotion": "promotion", "writing": "writing", "write": "writing"}
 

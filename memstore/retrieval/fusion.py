@@ -113,17 +113,30 @@ class Hits:
         `families`: form -> term; a form's postings count as its term's, one posting per memory
         and term (tf summed)."""
         t_new = {t: i for i, t in enumerate(terms)}
-        fam = families or {}
-        t_map = np.array([t_new.get(fam.get(t, t), -1) for t in self.terms] + [-1], np.int64)[self.kw_term] \
-            if len(self.kw_term) else np.zeros(0, np.int64)
+        merged = np.zeros(len(terms) + 1, bool)       # terms that other forms' postings count for
+        if not families or len(families) <= len(terms):  # each term its own postings only
+            src = [t_new.get(t, -1) for t in self.terms]
+        else:
+            src = []
+            for t in self.terms:
+                f = families.get(t, t)
+                i = t_new.get(f, -1)
+                src.append(i)
+                if f != t:
+                    merged[i] = True
+        t_map = np.array(src + [-1], np.int64)[self.kw_term] if len(self.kw_term) else np.zeros(0, np.int64)
         kw = t_map >= 0
         kw_row, kw_term, kw_tf = self.kw_row[kw], t_map[kw], self.kw_tf[kw]
-        if any(fam.get(t, t) != t for t in self.terms) and len(kw_row):
-            key = kw_row * len(terms) + kw_term
+        sub = merged[kw_term]                    # only postings of merged terms can repeat a memory
+        if sub.sum() > 1:
+            key = kw_row[sub] * len(terms) + kw_term[sub]
             uniq, inv = np.unique(key, return_inverse=True)
             if len(uniq) < len(key):
-                kw_tf = np.bincount(inv, weights=kw_tf.astype(np.float64))
-                kw_row, kw_term = uniq // len(terms), uniq % len(terms)
+                keep = ~sub
+                kw_tf = np.concatenate([kw_tf[keep].astype(np.float64),
+                                        np.bincount(inv, weights=kw_tf[sub].astype(np.float64))])
+                kw_row = np.concatenate([kw_row[keep], uniq // len(terms)])
+                kw_term = np.concatenate([kw_term[keep], uniq % len(terms)])
         e_ids = list(entities)
         e_new = {e: i for i, e in enumerate(e_ids)}
         e_map = np.array([e_new.get(e, -1) for e in self.ent_ids] + [-1], np.int64)[self.ent_idx] \

@@ -8,8 +8,9 @@ by the scope's own index: the form with the most postings there (`QueryAnalysis.
 "hiking" is searched as whichever of hiking / hike the scope's memories use. A lower-case word also
 brings the lemmas of its word family that a lemma index keeps apart (`derived_forms`: "promote" /
 "promotion", "writing" / "write", "game" / "gaming"), and the postings of every form of a word
-count for its one term (`families`): "How did Gina promote her store?" finds "Gina got promotions".
-The index is unchanged, so stores written before need no migration. Every word keeps one term, so
+count for its one term (`resolve_forms`): "How did Gina promote her store?" finds "Gina got promotions".
+A derived form is searched only when the lemmatizer's index knows it as a word. The index is
+unchanged, so stores written before need no migration. Every word keeps one term, so
 BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
 Entity candidates are every 1-4 word n-gram of the query (what NER would find in ten words, and
 a lower-case "alice" still finds Alice) plus each word's chosen term at match 0.9. No NER, no
@@ -20,10 +21,10 @@ query; repeated queries come from a per-process cache.
 >>> q = analyze_query(SpacyNLP(), "Where does alice love hiking now?")
 >>> q.term_groups[2][:2], "alice" in q.entity_norms
 (('hiking', 'hike'), True)
->>> terms = q.resolve({"hike": 3, "hiking": 1})[0]; terms
+>>> terms, _ids, forms = q.resolve_forms({"hike": 3, "hiking": 1, "hiker": 1}); terms
 ['alice', 'love', 'hike']
->>> q.families({"hike": 3, "hiking": 1, "hiker": 1}, terms)["hiker"]
-'hike'
+>>> forms
+{'alice': 'alice', 'love': 'love', 'hike': 'hike', 'hiking': 'hike', 'hiker': 'hike'}
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from memstore.core.ids import entity_id
@@ -49,37 +51,49 @@ class QueryAnalysis:
     term_groups: tuple[tuple[str, ...], ...] = ()                  # per word: candidate index terms
     entity_norms: dict[str, float] = field(default_factory=dict)   # n-gram norm -> match strength
 
-    @property
+    @cached_property
     def terms(self) -> list[str]:
         """Every candidate term (what the postings are read for)."""
         return list(dict.fromkeys(t for g in self.term_groups for t in g))
 
-    @property
+    @cached_property
     def entity_ids(self) -> dict[str, float]:
         """Entity id -> match strength of every candidate (n-grams, and each candidate term at 0.9)."""
-        return {entity_id(n): s for n, s in self.entities_for(self.terms).items()}
+        return {self._ids[n]: s for n, s in self.entities_for(self.terms).items()}
+
+    @cached_property
+    def _ids(self) -> dict[str, str]:
+        """norm -> entity id of every candidate (hashed once per query, not per search)."""
+        return {n: entity_id(n) for n in self.entities_for(self.terms)}
 
     def resolve(self, df: dict[str, int]) -> tuple[list[str], dict[str, float]]:
         """(one term per word: the form with the most postings in the scope, the first form on a
         tie; the entity candidates for those terms as norm -> strength)."""
-        terms = []
-        for g in self.term_groups:
-            best = max(g, key=lambda t: (df.get(t, 0), -g.index(t)))
-            terms.append(best)
-        terms = list(dict.fromkeys(terms))
+        terms = self.resolve_forms(df)[0]
         return terms, self.entities_for(terms)
 
-    def families(self, df: dict[str, int], terms: list[str]) -> dict[str, str]:
-        """Form -> the term (`resolve`'s `terms`) its postings count for: each term itself, and every
-        other form of the word with postings in the scope, so a word is matched by any of its forms
-        ("promote" finds "promotions", "writings" finds "writing" and "write")."""
-        out = {t: t for t in terms}          # a term another word's form too stays its own word's
+    def resolve_forms(self, df: dict[str, int]) -> tuple[list[str], dict[str, float], dict[str, str]]:
+        """`resolve` with the entities as entity id -> strength, and every form with postings ->
+        the term it counts for: each term itself, and
+        the other forms of its word, so a word is matched by any of its forms ("promote" finds
+        "promotions", "writings" finds "writing" and "write"); a term that is another word's form
+        too stays its own word's."""
+        best = []
         for g in self.term_groups:
-            best = max(g, key=lambda t: (df.get(t, 0), -g.index(t)))       # as resolve() chose
+            top, n = g[0], df.get(g[0], 0)
+            for t in g[1:]:
+                c = df.get(t, 0)
+                if c > n:
+                    top, n = t, c
+            best.append(top)
+        terms = list(dict.fromkeys(best))
+        forms = {t: t for t in terms}
+        for g, top in zip(self.term_groups, best):
             for t in g:
-                if df.get(t, 0):
-                    out.setdefault(t, best)
-        return out
+                if t not in forms and t in df and df[t]:
+                    forms[t] = top
+        ids = self._ids
+        return terms, {ids[n]: v for n, v in self.entities_for(terms).items()}, forms
 
     def entities_for(self, terms: list[str]) -> dict[str, float]:
         ents = dict(self.entity_norms)
@@ -122,6 +136,22 @@ def derived_forms(lemma: str) -> list[str]:
     return [base + "ion", base + "ation", base + (base[-1] if cvc else "") + "ing", base + "er"]
 
 
+_known: dict[int, frozenset[str]] = {}
+
+
+def _known_lemmas(lemmatizer: Any) -> frozenset[str]:
+    """Every lemma of the rule lemmatizer's index (~83k English words): a derived form is searched
+    only when it is a word ("promotion", "writer"; not "lovation")."""
+    key = id(lemmatizer)
+    if key not in _known:
+        try:
+            table = lemmatizer.lookups.get_table("lemma_index")
+            _known[key] = frozenset(w for words in table.values() for w in words)
+        except Exception:  # noqa: BLE001 - no index table: no derived forms
+            _known[key] = frozenset()
+    return _known[key]
+
+
 def _how_long(doc: Any, tok: Any) -> bool:
     """'long' in 'how long': a duration asked for, not the word long."""
     return tok.lower_ == "long" and tok.i > 0 and doc[tok.i - 1].lower_ == "how"
@@ -136,6 +166,7 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
     rule = getattr(lemmatizer, "rule_lemmatize", None) if getattr(lemmatizer, "mode", "") == "rule" else None
     groups = []
     memo = _word_memo.setdefault(id(nlp), {})
+    lexicon = _known_lemmas(lemmatizer) if rule is not None else frozenset()
     for tok in doc:
         if tok.is_punct or tok.is_space or _how_long(doc, tok):
             continue
@@ -159,8 +190,9 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
         cands.append(tok.text)
         forms = [w for c in dict.fromkeys(x.lower() for x in cands) for w in _WORD.findall(c)
                  if not tok.is_stop and len(w) > 1 or w.isdigit()]
-        if tok.text.islower() and forms:               # not a name ("Nate" is no "nation")
-            forms += [d for f in list(dict.fromkeys(forms)) if not f.endswith("s") for d in derived_forms(f)]
+        if tok.text.islower() and forms and lexicon:   # not a name ("Nate" is no "nation")
+            forms += [d for f in list(dict.fromkeys(forms)) if not f.endswith("s")
+                      for d in derived_forms(f) if d in lexicon]
         group = tuple(dict.fromkeys(forms))
         if len(memo) < _WORD_MEMO_SIZE:      # a word's group depends on the word alone
             memo[tok.text] = group

@@ -23,7 +23,6 @@ import pyarrow as pa
 from memstore.core.config import is_weight
 from memstore.core.errors import InvalidInputError, MemstoreError
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.core.ids import entity_id
 from memstore.core.records import memory_record
 from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
@@ -173,9 +172,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                                              neighbour_gap_us=float(sc.episode_minutes) * 60e6)
         all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params,
                              terms=q.terms, entities=q.entity_ids)
-    terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
-    ents = {entity_id(n): v for n, v in ent_norms.items()}
-    families = q.families(all_hits.df(), terms)     # a word's postings: those of all its forms
+    # one term per query word (the scope's own form), counting the postings of all the word's forms
+    terms, ents, families = q.resolve_forms(all_hits.df())     # entities as id -> strength
     hits = all_hits.restrict(terms, ents, families)
     t3 = time.perf_counter()
     if engine == "sql":
