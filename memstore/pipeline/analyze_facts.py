@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.ids import content_hash, new_id
 from memstore.core.model import AddState
-from memstore.pipeline.fact_subject import UNNAMED, leading_name
 from memstore.pipeline.supersede_by_slot import read_slots
 
 if TYPE_CHECKING:
@@ -22,8 +21,6 @@ def analyze_facts(state: AddState, rt: Runtime) -> AddState:
         for f, a in zip(state.facts, rt.nlp.analyze([f.text for f in state.facts])):
             f.entities = a.entities
             f.terms = dict(a.terms)
-            if f.attributed_to == UNNAMED:      # no speaker named: the person the fact names first
-                f.attributed_to = leading_name(f.text, a.entities) or UNNAMED
         read_slots(state.facts)      # what each fact states (truth rules), before the write
     state.timings["nlp"] = time.perf_counter() - t0
     return state

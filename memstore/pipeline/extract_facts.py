@@ -6,7 +6,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.model import AddState, Extraction, Fact
-from memstore.pipeline.fact_subject import UNNAMED
 from memstore.pipeline.summarise_procedure import PROCEDURAL, summarise_procedure
 
 if TYPE_CHECKING:
@@ -14,13 +13,12 @@ if TYPE_CHECKING:
 
 
 def speaker_name(state: AddState) -> str:
-    """Display name for the user: a message's `name`, else a name-like user_id, else 'User'
-    (UNNAMED: analyze_facts then attributes a fact to the person it names first)."""
+    """Display name for the user: a message's `name`, else a name-like user_id, else 'User'."""
     for m in state.messages:
         if m.role == "user" and m.name:
             return m.name
     uid = state.scope.user_id or ""
-    return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else UNNAMED
+    return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else "User"
 
 
 def extract_facts(state: AddState, rt: Runtime, extractor: Any = None) -> AddState:
