@@ -198,6 +198,8 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_sco
     # order re-clusters itself in slices in the background; searches go on meanwhile
     from memstore.store.optimize import auto_state
 
+    cur, peak = rss_mib()
+    print(f"before the re-cluster: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
     t = time.perf_counter()
     m = open_store(auto=True)
     state = auto_state(m._rt.db)
@@ -218,6 +220,8 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_sco
             add_wait.append(time.perf_counter() - c)
             rss_during = max(rss_during, rss_mib()[0])
     state.wait()
+    cur, peak = rss_mib()
+    print(f"after the re-cluster: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
     ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     run_out = state.runs[-1] if state.runs else state.error
     print(f"re-cluster (started by the store at open, no optimize() call): {time.perf_counter() - t:.1f} s "
