@@ -20,8 +20,9 @@ of slice phases and searches): not on the copy statements but on the COMMIT. Duc
 at a COMMIT once the WAL passes 16 MiB; after a slice every row group is partly deleted and the
 checkpoint rewrites them (3-80 s, at every slice, again for the same row groups); and the COMMIT
 held the scope cache's lock, which every search takes. So: no automatic checkpoint during the
-pass (`wal_held`: one CHECKPOINT at the end drops the emptied row groups whole), and the COMMIT
-and that CHECKPOINT run under the write lock only. Readers never wait (MVCC: they read the
+pass (`wal_held`); the pass checkpoints itself each time a quarter of the memories moved (the
+rewrite drops the moved users from the old row groups' min/max, so their searches skip them) and
+at the end; the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
 snapshot before the slice's commit, and a slice changes no content, so the scope cache stays
 valid); writers wait for one slice at most, not the pass; the pass pauses `pause` x a slice's
 duration after each slice so searches keep most of the CPU; memory stays bounded by a slice.
@@ -157,7 +158,8 @@ def wal_held(db: Database) -> Iterator[None]:
     of a store in append order, and DuckDB's checkpoint (automatic at a COMMIT once the WAL passes
     16 MiB) then rewrites each such row group: 3-80 s inside a slice's COMMIT at 1M memories,
     under the write lock, again at every slice. Held, the slices' rows wait in the WAL (~80 MiB
-    per 50k memories, on disk) and one CHECKPOINT at the end drops the emptied row groups."""
+    per 50k memories, spilled to DuckDB's temp directory beyond memory_limit) and the pass
+    checkpoints itself at a few points (see _pass)."""
     before = db.scalar("SELECT current_setting('checkpoint_threshold')")
     db.run("queries/admin/recluster_hold_wal")
     try:
