@@ -47,7 +47,11 @@ def beside(here: Callable[[], Any], there: Callable[[], Any]) -> None:
     helper.start()
     try:
         here()
-    finally:
+    except (KeyboardInterrupt, SystemExit):
+        raise                   # no wait for the helper (a daemon thread: it ends on its own)
+    except BaseException:
         helper.join()
+        raise
+    helper.join()
     if failed:
         raise failed[0]
