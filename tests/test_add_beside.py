@@ -82,7 +82,11 @@ def test_a_failed_embedding_beside_spacy_stores_nothing(tmp_path):
     m.close()
 
 
-def test_insert_values_writes_vectors_exactly(tmp_path):
+@pytest.mark.parametrize("arrow_from", [0, 10**9])      # vectors as Arrow / as bound parameters
+def test_insert_values_writes_vectors_exactly(tmp_path, monkeypatch, arrow_from):
+    import memstore.store.database as database
+
+    monkeypatch.setattr(database, "_ARROW_FLOATS", arrow_from)
     db = Database(str(tmp_path / "v.duckdb"), dim=4, embedder="t")
     vecs = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
     import datetime as dt
