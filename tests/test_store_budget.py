@@ -55,6 +55,28 @@ def test_the_scope_cache_keeps_to_its_byte_budget_and_search_stays_right(store_p
     m.close()
 
 
+def test_a_snapshot_of_a_store_larger_than_the_cache_reads_its_own_vectors(store_path):
+    from memstore.retrieval.snapshot import snapshots_for
+
+    m = _open(store_path)
+    for i in range(20):
+        for user in ("ann", "bob"):
+            m.add(f"{user} fact {i}: likes topic{i} in city{i % 3}", user_id=user, infer=False)
+    want = [(r["id"], round(r["score"], 9)) for r in m.search("likes topic7 city1", user_id="ann", top_k=5)["results"]]
+    m.close()
+    m = _open(store_path, scope_cache_mb=0)
+    stats = snapshots_for(m.db.scope_cache).stats
+    reads = []
+    for _ in range(3):          # statements, the snapshot's build (vectors from its own scan), the snapshot
+        got = [(r["id"], round(r["score"], 9)) for r in m.search("likes topic7 city1", user_id="ann", top_k=5)["results"]]
+        assert got == want
+        reads.append(m.db.scope_cache.stats["vector_reads"])
+    assert m.db.scope_cache.fits_store is False
+    assert stats["builds"] == 1 and stats["hits"] == 1
+    assert reads[0] == reads[1] == reads[2]          # neither the build nor the snapshot asked the cache
+    m.close()
+
+
 def test_a_pass_sorts_in_slices_changes_no_row_and_lets_a_writer_in_between(store_path):
     m = _open(store_path, search={"auto_cluster_min_rows": 0})
     users = [f"user{i}" for i in range(6)]

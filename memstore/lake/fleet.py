@@ -3,16 +3,21 @@
 `Fleet(lake)` holds one read-only lake connection (`memstore.lake.connect`) and answers with
 Polars frames named like the store's, so the Overview renders a lake as it renders a store:
 
-- `frame("scope_summary")`     one row per shard and scope (sql/lake/fleet_scope_summary.sql)
-- `frame("memories_per_day")`  growth of all shards together (sql/lake/fleet_memories_per_day.sql)
-- `frame("runs_by_status")`    extraction runs counted by shard, status, extractor
+- `frame("scope_summary")`     the store's view over the lake: one row per shard and scope
+- `frame("memories_per_day")`  the store's view over the lake: per shard, scope and day
+- `frame("runs_by_status")`    extraction runs counted by shard, status, extractor (sql/lake/fleet_runs_by_status.sql)
+
+The store's views come from `memstore.lake.connect`, which tells their rows apart by shard
+(`memstore.lake.reader.with_shard`): there is no second copy of their SQL here.
 - `shards()`                   one row per shard: publishes, last publish, what the lake holds of it
                                and what the shard held at its last publish (sql/lake/fleet_shards.sql)
 
 Each query reads the lake's current snapshot (a publish since the last query is seen). Streamlit
 runs pages on several threads; a lock keeps them off the one DuckDB connection at once.
 
->>> fleet_query("scope_summary").startswith("-- fleet_scope_summary")
+>>> fleet_query("scope_summary")
+'SELECT * FROM scope_summary'
+>>> fleet_query("runs_by_status").startswith("-- fleet_runs_by_status")
 True
 >>> # fleet = Fleet("postgres:dbname=lake host=db1")
 >>> # fleet.frame("scope_summary").group_by("shard").agg(pl.col("memories").sum())
@@ -32,9 +37,12 @@ FRAMES = ("scope_summary", "memories_per_day", "runs_by_status")
 NEEDS = ("memories", "extraction_runs", T.PUBLISHES)    # what the Overview reads: every publish writes them
 
 
+STORE_VIEWS = ("scope_summary", "memories_per_day")     # read as the store's views (lake.connect)
+
+
 def fleet_query(name: str) -> str:
-    """The text of `sql/lake/fleet_<name>.sql`."""
-    return load_sql(f"lake/fleet_{name}")
+    """The statement of a fleet frame: a store view's rows, or the text of `sql/lake/fleet_<name>.sql`."""
+    return f"SELECT * FROM {name}" if name in STORE_VIEWS else load_sql(f"lake/fleet_{name}")
 
 
 class Fleet:
@@ -55,7 +63,11 @@ class Fleet:
                                 hint="publish a shard into it first: memstore publish --store S --lake L "
                                      "--data-path DIR")
             self.messages = "messages" in lk.tables
-            lk.sql(fleet_query("messages" if self.messages else "no_messages"))
+            broken = [v for v in STORE_VIEWS if v not in lk.views]
+            if broken:
+                raise LakeError(f"the lake's {broken[0]} view failed: {lk.view_errors.get(broken[0], '?')}",
+                                hint="publish every shard with this memstore version: memstore publish --store S "
+                                     "--lake L --data-path DIR")
         except BaseException:
             lk.close()
             raise

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from memstore.retrieval.fusion import (Hits, Scope, conversation_dot, conversation_groups, neighbour_context,
                                       neighbour_order)
@@ -39,7 +40,7 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
     # a store larger than the cache's budget: the scan reads the vectors (one statement, the scope's
     # rows only) rather than loading the scope into the cache first (a second scan of the scope)
     from_cache = qvec is not None and use_cache and db.scope_cache.max_rows > 0 and db.scope_cache.fits_store is not False
-    vector_sql = "m.embedding" if qvec is not None and not from_cache else f"NULL::FLOAT[{dim}]"
+    vector_sql = ", m.embedding AS _vector" if qvec is not None and not from_cache else ""
     p = dict(params, qtext=qtext)
     table = db.arrow("search_scope", p, sql=_sql("search_scope", WHERE=where, VECTOR=vector_sql,
                                        RECORD=", m.* EXCLUDE (embedding, id, scope_key)" if records else ""))
@@ -90,25 +91,32 @@ def _hits_sql(posting_scope: str) -> str:
 
 def load_hits(db: Database, scope: Scope, *, posting_scope: str, scope_params: dict[str, Any], terms: list[str],
               entities: dict[str, float]) -> Hits:
-    """Postings of the query's terms and entities (one statement), restricted to the filtered scope."""
+    """Postings of the query's terms and entities (one statement), restricted to the filtered scope.
+    Matched to scope rows and query keys in Arrow (a Python loop over ~2k postings cost ~0.7 ms)."""
     ent_ids = list(entities)
-    kw_row, kw_term, kw_tf, ent_row, ent_idx = [], [], [], [], []
+    empty = np.zeros(0, np.int64)
+    kw_row = kw_term = ent_row = ent_idx = empty
+    kw_tf = np.zeros(0, np.float64)
     if (terms or ent_ids) and scope.n:
-        sql = _hits_sql(posting_scope)
-        row_of = {mid: i for i, mid in enumerate(scope.ids)}
-        term_of = {t: i for i, t in enumerate(terms)}
-        idx_of = {e: i for i, e in enumerate(ent_ids)}
-        for kind, mid, key, tf in db.rows("search_hits", dict(scope_params, qterms=terms, qent_ids=ent_ids), sql=sql):
-            r = row_of.get(mid)
-            if r is None:
-                continue
-            if kind == 0:
-                kw_row.append(r)
-                kw_term.append(term_of[key])
-                kw_tf.append(tf)
+        post = db.arrow("search_hits", dict(scope_params, qterms=terms, qent_ids=ent_ids), sql=_hits_sql(posting_scope))
+        rows = pc.index_in(post.column("memory_id"), value_set=pa.array(scope.ids, pa.string()))
+        kind = post.column("kind")
+        for k in (0, 1):
+            sel = pc.and_(pc.equal(kind, k), pc.is_valid(rows))     # postings outside the scope: dropped
+            r = _ints(pc.filter(rows, sel))
+            keys = pc.index_in(pc.filter(post.column("key"), sel), value_set=pa.array(terms if k == 0 else ent_ids,
+                                                                                       pa.string()))
+            if k == 0:
+                kw_row, kw_term = r, _ints(keys)
+                kw_tf = pc.filter(post.column("tf"), sel).to_numpy(zero_copy_only=False).astype(np.float64)
             else:
-                ent_row.append(r)
-                ent_idx.append(idx_of[key])
-    return Hits(terms=list(terms), kw_row=np.array(kw_row, np.int64), kw_term=np.array(kw_term, np.int64),
-                kw_tf=np.array(kw_tf, np.float64), ent_match=np.array([entities[e] for e in ent_ids], np.float64),
-                ent_row=np.array(ent_row, np.int64), ent_idx=np.array(ent_idx, np.int64), ent_ids=ent_ids)
+                ent_row, ent_idx = r, _ints(keys)
+    return Hits(terms=list(terms), kw_row=kw_row, kw_term=kw_term, kw_tf=kw_tf,
+                ent_match=np.array([entities[e] for e in ent_ids], np.float64),
+                ent_row=ent_row, ent_idx=ent_idx, ent_ids=ent_ids)
+
+
+def _ints(arr: Any) -> np.ndarray:
+    """An Arrow integer column (chunked or not, no nulls) as int64 NumPy."""
+    return np.asarray(arr.to_numpy(zero_copy_only=False) if not isinstance(arr, pa.ChunkedArray)
+                      else arr.combine_chunks().to_numpy(zero_copy_only=False), np.int64)

@@ -5,8 +5,13 @@ A query is too short for the tagger to pay: running tok2vec + tagger for ten wor
 Search runs the tokenizer and asks the rule lemmatizer for each word's lemma as a noun, a verb
 and an adjective (plus the word itself): a *term group*. Which form stands for the word is decided
 by the scope's own index: the form with the most postings there (`QueryAnalysis.resolve`), so
-"hiking" is searched as whichever of hiking / hike the scope's memories use. Every word keeps one
-term, so BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
+"hiking" is searched as whichever of hiking / hike the scope's memories use. A lower-case word also
+brings the lemmas of its word family that a lemma index keeps apart (`derived_forms`: "promote" /
+"promotion", "writing" / "write", "game" / "gaming"), and the postings of every form of a word
+count for its one term (`resolve_forms`): "How did Gina promote her store?" finds "Gina got promotions".
+A derived form is searched only when the lemmatizer's index knows it as a word. The index is
+unchanged, so stores written before need no migration. Every word keeps one term, so
+BM25's fixed denominator (the sum of the query terms' idf) is unchanged in meaning.
 Entity candidates are every 1-4 word n-gram of the query (what NER would find in ten words, and
 a lower-case "alice" still finds Alice) plus each word's chosen term at match 0.9. No NER, no
 parser, whatever `nlp.disable` says; the shared pipeline is read, never changed. ~0.3-1 ms a
@@ -14,10 +19,12 @@ query; repeated queries come from a per-process cache.
 
 >>> from memstore.providers.nlp import SpacyNLP
 >>> q = analyze_query(SpacyNLP(), "Where does alice love hiking now?")
->>> q.term_groups, "alice" in q.entity_norms
-((('alice',), ('love',), ('hiking', 'hike')), True)
->>> q.resolve({"hike": 3, "hiking": 1})[0]
+>>> q.term_groups[2][:2], "alice" in q.entity_norms
+(('hiking', 'hike'), True)
+>>> terms, _ids, forms = q.resolve_forms({"hike": 3, "hiking": 1, "hiker": 1}); terms
 ['alice', 'love', 'hike']
+>>> forms
+{'alice': 'alice', 'love': 'love', 'hike': 'hike', 'hiking': 'hike', 'hiker': 'hike'}
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from memstore.core.ids import entity_id
@@ -43,25 +51,49 @@ class QueryAnalysis:
     term_groups: tuple[tuple[str, ...], ...] = ()                  # per word: candidate index terms
     entity_norms: dict[str, float] = field(default_factory=dict)   # n-gram norm -> match strength
 
-    @property
+    @cached_property
     def terms(self) -> list[str]:
         """Every candidate term (what the postings are read for)."""
         return list(dict.fromkeys(t for g in self.term_groups for t in g))
 
-    @property
+    @cached_property
     def entity_ids(self) -> dict[str, float]:
         """Entity id -> match strength of every candidate (n-grams, and each candidate term at 0.9)."""
-        return {entity_id(n): s for n, s in self.entities_for(self.terms).items()}
+        return {self._ids[n]: s for n, s in self.entities_for(self.terms).items()}
+
+    @cached_property
+    def _ids(self) -> dict[str, str]:
+        """norm -> entity id of every candidate (hashed once per query, not per search)."""
+        return {n: entity_id(n) for n in self.entities_for(self.terms)}
 
     def resolve(self, df: dict[str, int]) -> tuple[list[str], dict[str, float]]:
         """(one term per word: the form with the most postings in the scope, the first form on a
         tie; the entity candidates for those terms as norm -> strength)."""
-        terms = []
-        for g in self.term_groups:
-            best = max(g, key=lambda t: (df.get(t, 0), -g.index(t)))
-            terms.append(best)
-        terms = list(dict.fromkeys(terms))
+        terms = self.resolve_forms(df)[0]
         return terms, self.entities_for(terms)
+
+    def resolve_forms(self, df: dict[str, int]) -> tuple[list[str], dict[str, float], dict[str, str]]:
+        """`resolve` with the entities as entity id -> strength, and every form with postings ->
+        the term it counts for: each term itself, and
+        the other forms of its word, so a word is matched by any of its forms ("promote" finds
+        "promotions", "writings" finds "writing" and "write"); a term that is another word's form
+        too stays its own word's."""
+        best = []
+        for g in self.term_groups:
+            top, n = g[0], df.get(g[0], 0)
+            for t in g[1:]:
+                c = df.get(t, 0)
+                if c > n:
+                    top, n = t, c
+            best.append(top)
+        terms = list(dict.fromkeys(best))
+        forms = {t: t for t in terms}
+        for g, top in zip(self.term_groups, best):
+            for t in g:
+                if t not in forms and t in df and df[t]:
+                    forms[t] = top
+        ids = self._ids
+        return terms, {ids[n]: v for n, v in self.entities_for(terms).items()}, forms
 
     def entities_for(self, terms: list[str]) -> dict[str, float]:
         ents = dict(self.entity_norms)
@@ -75,6 +107,49 @@ _cache_lock = threading.Lock()
 _POS = ("NOUN", "VERB", "ADJ")
 _word_memo: dict[int, dict[str, tuple[str, ...]]] = {}
 _WORD_MEMO_SIZE = 100_000
+
+
+_DOUBLE = re.compile(r"([b-df-hj-km-np-tv-xz])\1$")     # runn(ing) -> run; not ll/ss/zz (spell, kiss)
+
+
+def derived_forms(lemma: str) -> list[str]:
+    """Lemmas of the same word family that a lemma index keeps apart: the verb and the nouns made of
+    it ("promotion" -> "promote", "writing" -> "write", "gaming" -> "game"; "paint" -> "painting",
+    "painter"). Forms no memory uses cost nothing: they have no postings. Only suffixes that make a
+    noun of a verb; "-ment", "-er" and plural "-s" are never stripped ("moment", "mother", "news").
+
+    >>> derived_forms("promotion"), derived_forms("writing"), derived_forms("swim")
+    (['promot', 'promote'], ['writ', 'write'], ['swimion', 'swimation', 'swimming', 'swimer'])
+    """
+    if not lemma.isalpha() or len(lemma) < 4:
+        return []
+    for suffix, ends in (("ation", ("e", "ate")), ("ion", ("", "e")), ("ing", ("", "e"))):
+        if lemma.endswith(suffix):
+            stem = lemma[:-len(suffix)]
+            if len(stem) < 3:                           # "station", "nation", "ring": no family
+                return []
+            if suffix == "ing" and _DOUBLE.search(stem):
+                stem = stem[:-1]                        # swimming -> swim
+            return [stem + e for e in ends]
+    base = lemma[:-1] if lemma.endswith("e") else lemma
+    cvc = lemma[-1] not in "aeiouwxy" and lemma[-2] in "aeiou" and lemma[-3] not in "aeiou"
+    return [base + "ion", base + "ation", base + (base[-1] if cvc else "") + "ing", base + "er"]
+
+
+_known: dict[int, frozenset[str]] = {}
+
+
+def _known_lemmas(lemmatizer: Any) -> frozenset[str]:
+    """Every lemma of the rule lemmatizer's index (~83k English words): a derived form is searched
+    only when it is a word ("promotion", "writer"; not "lovation")."""
+    key = id(lemmatizer)
+    if key not in _known:
+        try:
+            table = lemmatizer.lookups.get_table("lemma_index")
+            _known[key] = frozenset(w for words in table.values() for w in words)
+        except Exception:  # noqa: BLE001 - no index table: no derived forms
+            _known[key] = frozenset()
+    return _known[key]
 
 
 def _how_long(doc: Any, tok: Any) -> bool:
@@ -91,6 +166,7 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
     rule = getattr(lemmatizer, "rule_lemmatize", None) if getattr(lemmatizer, "mode", "") == "rule" else None
     groups = []
     memo = _word_memo.setdefault(id(nlp), {})
+    lexicon = _known_lemmas(lemmatizer) if rule is not None else frozenset()
     for tok in doc:
         if tok.is_punct or tok.is_space or _how_long(doc, tok):
             continue
@@ -114,6 +190,9 @@ def _term_groups(nlp: Any, query: str) -> list[tuple[str, ...]]:
         cands.append(tok.text)
         forms = [w for c in dict.fromkeys(x.lower() for x in cands) for w in _WORD.findall(c)
                  if not tok.is_stop and len(w) > 1 or w.isdigit()]
+        if tok.text.islower() and forms and lexicon:   # not a name ("Nate" is no "nation")
+            forms += [d for f in list(dict.fromkeys(forms)) if not f.endswith("s")
+                      for d in derived_forms(f) if d in lexicon]
         group = tuple(dict.fromkeys(forms))
         if len(memo) < _WORD_MEMO_SIZE:      # a word's group depends on the word alone
             memo[tok.text] = group

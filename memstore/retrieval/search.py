@@ -23,7 +23,6 @@ import pyarrow as pa
 from memstore.core.config import is_weight
 from memstore.core.errors import InvalidInputError, MemstoreError
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.core.ids import entity_id
 from memstore.core.records import memory_record
 from memstore.retrieval.candidates import load_hits, load_scope
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
@@ -173,9 +172,9 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                                              neighbour_gap_us=float(sc.episode_minutes) * 60e6)
         all_hits = load_hits(db, scope_rows, posting_scope=posting_scope, scope_params=scope_params,
                              terms=q.terms, entities=q.entity_ids)
-    terms, ent_norms = q.resolve(all_hits.df())      # one term per query word: the scope's own form
-    ents = {entity_id(n): v for n, v in ent_norms.items()}
-    hits = all_hits.restrict(terms, ents)
+    # one term per query word (the scope's own form), counting the postings of all the word's forms
+    terms, ents, families = q.resolve_forms(all_hits.df())     # entities as id -> strength
+    hits = all_hits.restrict(terms, ents, families)
     t3 = time.perf_counter()
     if engine == "sql":
         params.update(scope_params)
@@ -188,7 +187,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       conv_lambda=float(sc.conversation_smoothing), nb_window=int(sc.neighbour_window),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
-                      qvec=qvec, qterms=terms, qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
+                      qvec=qvec, qterms=terms, qforms=list(families), qform_terms=list(families.values()), qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
         sql = load_sql("queries/fuse_scores").replace("/*WHERE*/", f"({where}) AND {vis}") \
             .replace("/*POSTING_SCOPE*/", posting_scope).replace("{dim}", str(int(db.dim)))
         table = db.arrow("fuse_scores", params, sql=sql)

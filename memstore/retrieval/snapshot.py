@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from memstore.retrieval.fusion import (Hits, Neighbours, Scope, conversation_dot, conversation_groups,
                                       neighbour_context, neighbour_order)
+from memstore.retrieval.candidates import unit_rows
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -200,14 +201,25 @@ def build_snapshot(db: Database, *, where: str, params: dict[str, Any], posting_
                    neighbour_gap_us: float = float("inf")) -> Snapshot | None:
     """Read the scope (two statements) and its vectors from the scope cache; None when the scope is
     larger than MAX_ROWS or the cache does not hold every vector."""
-    table = db.arrow("snapshot_scope", params, sql=load_sql("queries/snapshot_scope").replace("/*WHERE*/", where))
+    if db.scope_cache.max_rows <= 0:
+        return None
+    # as load_scope: a store larger than the cache's budget reads the vectors with the rows (one
+    # scan) rather than loading the scope into the cache first (1M store: build 17 -> ~12 ms CPU)
+    from_cache = db.scope_cache.fits_store is not False
+    table = db.arrow("snapshot_scope", params, sql=load_sql("queries/snapshot_scope").replace("/*WHERE*/", where)
+                     .replace("/*VECTOR*/", "" if from_cache else ", m.embedding AS _vector"))
     n = table.num_rows
-    if n > MAX_ROWS or db.scope_cache.max_rows <= 0:
+    if n > MAX_ROWS:
         return None
     ids = table.column("id").to_pylist()
-    vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
-    if not found.all():
-        return None
+    if from_cache:
+        vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
+        if not found.all():
+            return None
+    else:
+        flat = table.column("_vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        vecs = unit_rows(np.asarray(flat, np.float32).reshape(n, int(db.dim)))
+        table = table.drop_columns(["_vector"])
     col = lambda name: table.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
     exp = table.column("_expires_us").fill_null(_NEVER).to_numpy(zero_copy_only=False).astype(np.int64)
     group = conversation_groups(table.column("_episode_key"))

@@ -7,7 +7,8 @@
 --   equalities on postings (alias p); {dim} = the store's vector width. The query comes as list
 --   parameters (registering Arrow tables cost ~1.7 ms per search):
 --   $qvec                      the query vector
---   $qterms                    the query's keyword lemmas (distinct)
+--   $qterms                    the query's keyword lemmas (distinct, one per query word)
+--   $qforms, $qform_terms      every form whose postings count, and the term of $qterms it counts for
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
 -- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda, $nb_window,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
@@ -131,11 +132,14 @@ stats AS (
     SELECT count(*)::DOUBLE AS n, greatest(coalesce(avg(doc_len), 1), 1)::DOUBLE AS avgdl FROM scope
 ),
 hits AS MATERIALIZED (
-    SELECT p.memory_id AS id, p.term, p.tf, s.doc_len
+    -- each form's postings count for its query term ($qform_terms), one row per memory and term
+    SELECT p.memory_id AS id, $qform_terms[list_position($qforms, p.term)] AS term, sum(p.tf) AS tf,
+           any_value(s.doc_len) AS doc_len
     FROM keyword_postings p
     JOIN scope s ON s.id = p.memory_id
-    -- identity columns on the postings (lets DuckDB skip other users' rows), then the query's terms
-    WHERE /*POSTING_SCOPE*/ AND list_contains($qterms, p.term)
+    -- identity columns on the postings (lets DuckDB skip other users' rows), then the query's forms
+    WHERE /*POSTING_SCOPE*/ AND list_contains($qforms, p.term)
+    GROUP BY ALL
 ),
 idf AS (
     -- a query term absent from the scope keeps the highest idf, so matching only common words scores low
