@@ -179,7 +179,7 @@ def message(rng: np.random.Generator, n: int) -> str:
 
 
 def run_size(n: int, adds: int, n_users: int, embedder: str, facts: str = "synthetic", batch: int = 0,
-             threads: int | None = None) -> dict:
+             threads: int | None = None, infer: bool = True) -> dict:
     rng = np.random.default_rng(n)
     if facts == "locomo":
         _LOCOMO[:] = load_locomo()
@@ -197,7 +197,7 @@ def run_size(n: int, adds: int, n_users: int, embedder: str, facts: str = "synth
         fill_s = time.perf_counter() - t0
         stored = m.db.scalar("SELECT count(*) FROM memories")
         for i in range(5):  # warm-up: spaCy, ONNX session, DuckDB caches
-            m.add(make_message(rng, -i, facts), user_id=f"user{rng.integers(0, n_users)}")
+            m.add(make_message(rng, -i, facts), user_id=f"user{rng.integers(0, n_users)}", infer=infer)
         step_cpu = track_step_cpu(m)
         stmts = StatementLog(m, step_cpu)
         recorded = record_writes(m)
@@ -206,13 +206,13 @@ def run_size(n: int, adds: int, n_users: int, embedder: str, facts: str = "synth
             step_cpu.clear()
             recorded.append([])
             msg = make_message(rng, i, facts)
-            out = m.add(msg, user_id=f"user{rng.integers(0, n_users)}")
+            out = m.add(msg, user_id=f"user{rng.integers(0, n_users)}", infer=infer)
             step_cpu.finish()
             added += sum(r["event"] == "ADD" for r in out["results"])
             rows.append(out["timings"])
             cpu_rows.append(dict(step_cpu, _unit=step_cpu.unit_cpu))
-            n_facts.append(out["extraction"]["facts"])
-            tag = _LOCOMO_TAG.search(msg)      # the facts spaCy saw (duplicates included)
+            n_facts.append(out["extraction"]["facts"] if infer else len(out["results"]))
+            tag = _LOCOMO_TAG.search(msg) if infer else None    # the facts spaCy saw (duplicates included)
             fact_texts.append(_LOCOMO[int(tag.group(1))][1] if tag else [r["memory"] for r in out["results"]])
         seq_statements = stmts.take()
         recorded.append(None)                   # the end of the recording (the group commits are not replayed)
@@ -339,11 +339,13 @@ def main() -> None:
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
     ap.add_argument("--profile", action="store_true", help="also list the statements run outside the write lock")
     ap.add_argument("--json", default=None, help="also write the raw figures to this file")
+    ap.add_argument("--infer-false", action="store_true",
+                    help="add(infer=False): each message is stored as it is (no LLM call, one fact per message)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
         print(json.dumps(run_size(args.child, args.adds, args.users, args.embedder, args.facts, args.batch,
-                                  args.threads)))
+                                  args.threads, not args.infer_false)))
         return
 
     results = []
@@ -354,7 +356,8 @@ def main() -> None:
               f"{f' + group commits of {args.batch}' if args.batch else ''} ...", file=sys.stderr, flush=True)
         proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--adds", str(args.adds),
                                "--users", str(users), "--embedder", args.embedder, "--facts", args.facts,
-                               "--batch", str(args.batch), "--threads", str(args.threads)],
+                               "--batch", str(args.batch), "--threads", str(args.threads)]
+                              + (["--infer-false"] if args.infer_false else []),
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             sys.exit(f"benchmark at {n} failed:\n{proc.stderr}")

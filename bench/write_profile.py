@@ -102,10 +102,14 @@ class _StepCPU(dict):
 
 
 def track_step_cpu(m: Memory) -> _StepCPU:
-    """Time every pipeline step (the step tuples of memstore/pipeline/add.py, wrapped)."""
+    """Time every pipeline step (the step tuples of memstore/pipeline/add.py, wrapped). What add()
+    runs side by side (memstore/pipeline/beside.py: spaCy and the embedder) then runs in turn, so
+    each step's process CPU is its own."""
     import memstore.pipeline.add as add_pipeline
+    import memstore.pipeline.beside as beside
 
     acc = _StepCPU()
+    beside.IN_TURN = True       # one step at a time: each step's process CPU is its own
 
     def timed(step):  # noqa: ANN001, ANN202
         def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202

@@ -85,7 +85,7 @@ def test_a_50_mb_message_is_skipped_with_its_reason_and_the_rest_is_stored(m, tm
     assert "52,428,800 characters, over the limit of 200,000" in skipped[0].reason
     assert r.messages["stored"] == 2 and r.messages["skipped"] == 1 and r.balanced()
     assert m.db.scalar("SELECT max(length(content)) FROM messages") < 100
-    assert "U lives in Quito" in {x["memory"] for x in m.get_all(user_id="u")["results"]}
+    assert "User lives in Quito" in {x["memory"] for x in m.get_all(user_id="u")["results"]}
 
 
 def test_invalid_utf8_is_repaired_and_reported_per_message(m, tmp_path):

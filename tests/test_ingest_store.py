@@ -140,7 +140,7 @@ def test_a_conversation_that_grew_ingests_only_its_new_messages(tmp_path):
         assert (r.conversations["ingested"], r.conversations["already_ingested"]) == (1, 1)
         assert m.db.scalar("SELECT count(*) FROM messages") == 6
         current = {x["memory"] for x in m.get_all(user_id="u")["results"]}
-        assert "U moved to Bergen" in current
+        assert "User moved to Bergen" in current
 
 
 def test_several_files_in_one_call_are_merged_in_time_order(tmp_path):

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from memstore.core.errors import LLMError, MemstoreError
 from memstore.pipeline.analyze_facts import analyze_facts
+from memstore.pipeline.beside import beside
 from memstore.pipeline.build_rows import build_rows
 from memstore.pipeline.commit_rows import commit_rows
 from memstore.pipeline.dedupe_facts import dedupe_facts
@@ -149,29 +150,45 @@ def prepare_models(states: list[AddState], rt: Runtime, *, timed: Timed | None =
 def _merged_models(states: list[AddState], rt: Runtime, timed: Timed | None) -> None:
     if not states:
         return
-    timed = timed or (lambda stage: contextlib.nullcontext())
     analyze, embed = MODEL_STEPS
     if len(states) == 1:        # one add: its own steps, its own timings ("nlp", "embed")
-        with timed("analyze"):
-            _run(analyze, states[0], rt)
-        with timed("embed"):
-            _run(embed, states[0], rt)
+        st = states[0]
+        _models(rt, timed, bool(st.facts), lambda: _run(analyze, st, rt), lambda: _run(embed, st, rt))
         return
     t0 = time.perf_counter()
     merged = AddState(scope=states[0].scope, messages=[], metadata={}, infer=True)
     merged.facts = [f for st in states for f in st.facts]
-    with timed("analyze"):
-        _run(analyze, merged, rt)
-    with timed("embed"):
+
+    def embed_all() -> None:
         for infer in (True, False):          # embed_facts words raw turns and facts differently
             part = [f for st in states if st.infer is infer for f in st.facts]
             if part:
                 one = AddState(scope=states[0].scope, messages=[], metadata={}, infer=infer)
                 one.facts = part
                 _run(embed, one, rt)
+
+    _models(rt, timed, bool(merged.facts), lambda: _run(analyze, merged, rt), embed_all)
     shared = time.perf_counter() - t0
     for st in states:
         st.timings["nlp+embed (group)"] = shared
+
+
+def _models(rt: Runtime, timed: Timed | None, facts: bool, analyze: Callable[[], Any],
+            embed: Callable[[], Any]) -> None:
+    """spaCy's `analyze()` on this thread and `embed()` beside it on a helper thread
+    (memstore/pipeline/beside.py): a remote embedder waits on the network and the local ONNX one
+    releases the GIL, so spaCy's ~1.5 ms per fact hides behind the embedding call instead of adding
+    to it. Neither reads what the other writes (analyze: id, hash, entities, terms, slots; embed:
+    the embedding). In turn instead when there are no facts, when the embedder holds the GIL
+    (`releases_gil = False`: the hashing one) or when the caller times each stage (`timed`)."""
+    if not facts or timed is not None or not getattr(rt.embedder, "releases_gil", True):
+        timed = timed or (lambda stage: contextlib.nullcontext())
+        with timed("analyze"):
+            analyze()
+        with timed("embed"):
+            embed()
+        return
+    beside(analyze, embed)
 
 
 def commit(groups: Sequence[Sequence[AddState]], rt: Runtime, writer: Writer | None = None, *,

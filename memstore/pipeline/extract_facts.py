@@ -18,7 +18,8 @@ def speaker_name(state: AddState) -> str:
         if m.role == "user" and m.name:
             return m.name
     uid = state.scope.user_id or ""
-    return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{0,40}", uid) else "User"
+    # a name-like id of two letters or more ("u" or "x" is a handle, not a name: "U moved to Porto")
+    return uid[:1].upper() + uid[1:] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]{1,40}", uid) else "User"
 
 
 def extract_facts(state: AddState, rt: Runtime, extractor: Any = None) -> AddState:

@@ -18,6 +18,9 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 class HashingEmbedder:
+    # pure Python under the GIL: add() gains nothing by running it beside spaCy (pipeline/add.py)
+    releases_gil = False
+
     def __init__(self, dim: int = 384) -> None:
         self.dim = dim
         self.name = f"hashing-{dim}"

@@ -118,7 +118,7 @@ class Snapshot:
         return scope, self.table.take(pa.array(keep)), row_map
 
     def hits(self, terms: list[str], entities: dict[str, float], row_map: np.ndarray | None) -> Hits:
-        """The postings of these terms and entity ids, as load_hits returns them."""
+        """The postings of these terms and entity ids, as candidates.match_hits returns them."""
         empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
         kw_parts = [(self.kw[t], i) for i, t in enumerate(terms) if t in self.kw]
         kw_row = np.concatenate([r for (r, _tf), _i in kw_parts]) if kw_parts else empty_i

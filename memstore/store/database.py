@@ -69,7 +69,7 @@ class Database:
         self._release = weakref.finalize(self, _closed, self.path)
         _opened(self.path)
         self._columns: dict[str, dict[str, str]] = {}
-        self._insert_shapes: dict[tuple, tuple[bool, str, str]] = {}
+        self._insert_shapes: dict[tuple, tuple] = {}
         self._threads = threads
         self._memory_limit = memory_limit
         # called after every committed transaction (the store's maintenance: memstore/store/recluster.py)
@@ -377,8 +377,11 @@ class Database:
 
     def insert_values(self, table: str, cols: dict[str, list]) -> None:
         """Append a few rows given as Python columns in ONE parameterised statement (~0.5 ms, where
-        registering an Arrow table costs ~1.4 ms): columns travel as typed list parameters,
-        vectors as NumPy arrays. For bulk loads use `insert_arrow`."""
+        registering an Arrow table costs ~1.4 ms): columns travel as typed list parameters. A few
+        vectors (FLOAT[dim]) are bound as NumPy parameters, row by row; from `_ARROW_FLOATS` floats
+        on (a vector binds at ~1.4 us a float: ~0.5 ms for 384-d) they join the list parameters
+        positionally from a registered Arrow table instead (a LoCoMo add's 9.4 vectors: the
+        memories INSERT 5.4 -> 4.1 ms CPU). For bulk loads use `insert_arrow`."""
         n = len(next(iter(cols.values()))) if cols else 0
         if n == 0:
             return
@@ -387,28 +390,28 @@ class Database:
         names = tuple(cols)
         shape = self._insert_shapes.get((table, names))
         if shape is None:       # quoting every name costs more than the statement: once per table and columns
-            quoted = ", ".join(sql_ident(c) for c in names)
-            vector = any(_is_vector(types[c]) for c in names)
-            if vector:
-                shape = (True, f"INSERT INTO {sql_ident(table)} ({quoted}) VALUES ",
-                         "(" + ", ".join(f"?::{types[c]}" for c in names) + ")")
-            else:
-                shape = (False, f"INSERT INTO {sql_ident(table)} ({quoted}) SELECT "
-                         + ", ".join(f"unnest(?::{types[c]}[])" for c in names), "")
+            shape = _insert_shape(table, names, types)
             self._insert_shapes[(table, names)] = shape
-        vector, head, row = shape
-        if vector:
-            sql = head + ", ".join([row] * n)
-            columns = [[np.asarray(v, np.float32) for v in cols[c]] if _is_vector(types[c]) else cols[c]
-                       for c in names]
-            params = [col[i] for i in range(n) for col in columns]
-        else:
-            sql = head
-            params = [cols[c] for c in names]
+        plain, vectors, floats, unnest, values_head, values_row = shape
+        con = self.con
         start = time.perf_counter()
         try:
-            self.con.execute(sql, params)
-        except duckdb.Error as exc:
+            if not vectors:
+                sql = unnest
+                con.execute(sql, [cols[c] for c in plain])
+            elif n * floats < _ARROW_FLOATS:
+                sql = values_head + ", ".join([values_row] * n)
+                columns = [[np.asarray(v, np.float32) for v in cols[c]] if c in vectors else cols[c] for c in names]
+                con.execute(sql, [col[i] for i in range(n) for col in columns])
+            else:
+                view = f"_vectors_{threading.get_ident()}"
+                sql = unnest.replace("{view}", view)
+                con.register(view, pa.table({c: _vector_array(cols[c], types[c]) for c in vectors}))
+                try:
+                    con.execute(sql, [cols[c] for c in plain])
+                finally:
+                    con.unregister(view)
+        except (duckdb.Error, ValueError) as exc:       # ValueError: a vector of the wrong size
             self._raise_if_fatal(exc)
             raise QueryError(f"write:{table}", sql, None, exc) from exc
         if self.trace is not None:
@@ -637,6 +640,41 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 def _is_vector(sql_type: str) -> bool:
     """A FLOAT[dim] column (not a VARCHAR[] list)."""
     return sql_type.endswith("]") and not sql_type.endswith("[]")
+
+
+# From this many vector floats in one insert_values on, the vectors cross as Arrow: binding them as
+# parameters (~1.4 us a float) costs more than registering a table (~1.5 ms). 4 vectors of 384-d.
+_ARROW_FLOATS = 1536
+
+
+def _insert_shape(table: str, names: tuple[str, ...], types: dict[str, str]) -> tuple:
+    """insert_values' statements for a table and columns: (plain columns, vector columns, floats
+    per row, the unnest statement ({view}: the vectors' registered table), the VALUES head and row)."""
+    plain = tuple(c for c in names if not _is_vector(types[c]))
+    vectors = tuple(c for c in names if _is_vector(types[c]))
+    floats = sum(int(types[c][types[c].rindex("[") + 1:-1]) for c in vectors)
+    quoted = ", ".join(sql_ident(c) for c in plain + vectors)
+    select = ", ".join(f"unnest(?::{types[c]}[]) AS {sql_ident(c)}" for c in plain)
+    if not vectors:
+        select = f"SELECT {select}"
+    elif plain:
+        select = f"SELECT s.*, v.* FROM (SELECT {select}) s POSITIONAL JOIN {{view}} v"
+    else:
+        select = "SELECT v.* FROM {view} v"
+    values_head = f"INSERT INTO {sql_ident(table)} ({', '.join(sql_ident(c) for c in names)}) VALUES "
+    values_row = "(" + ", ".join(f"?::{types[c]}" for c in names) + ")"
+    return plain, vectors, floats, f"INSERT INTO {sql_ident(table)} ({quoted}) {select}", values_head, values_row
+
+
+def _vector_array(values: list, sql_type: str) -> pa.FixedSizeListArray:
+    """Vectors (NumPy arrays or lists) as one Arrow FLOAT[dim] column.
+
+    >>> _vector_array([[1, 2], [3, 4]], "FLOAT[2]").to_pylist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    dim = int(sql_type[sql_type.rindex("[") + 1:-1])
+    flat = np.asarray(values, dtype=np.float32).reshape(len(values), dim) if len(values) else np.zeros((0, dim), np.float32)
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat.ravel()), dim)
 
 
 def _param_column(col: pa.ChunkedArray, sql_type: str) -> list:
