@@ -6,6 +6,8 @@
     python bench/search_latency.py --sizes 1000000 10000000 --scope-size 1000 --hnsw-max 0
         # 1M in append order (the store re-clusters itself in slices at open), 10M written by scope;
         # prints each figure's growth with the size and the measured process's peak RSS
+    python bench/search_latency.py --sizes 10000000 --by-scope-from 5000000 --scope-size 1000 --hnsw-max 0 \
+        --prebuilt DIR --in-place       # 10M (22 GiB): built once into DIR, then measured there, no copy
 
 --locomo: the five LoCoMo dev conversations' observation facts stored as memories (infer=False, bundled
 ONNX embedder; ~270 memories a scope, ~1.3k in the file), then every question searched with every

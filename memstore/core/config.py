@@ -160,7 +160,9 @@ class MemoryConfig:
     # DuckDB's default, one per core). Measured on 2 cores at 100k memories, quiet: 1 thread makes
     # a sequential add's write unit 18.9 ms instead of 21.1 and a group commit 1.6 ms an add instead
     # of 2.1 (bench/write_path.py --threads 1), but a search that reads the store 13.5 ms instead of
-    # 11.8 (bench/search_latency.py --threads 1). A write-heavy server may prefer 1.
+    # 11.8 (bench/search_latency.py --threads 1). A cold search of a 1M store sorted by scope: equal
+    # when quiet (p50 9.0-10.4 vs 9.1-10.3 ms), 11-12 vs 16-21 ms at load 4-5 with 1 thread. A busy
+    # server may prefer 1; analyst sql(), exports and the re-cluster use every thread.
     threads: int | None = THREADS_DEFAULT
 
     @classmethod
