@@ -17,6 +17,7 @@
 set -eu
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-python}
+case "$PY" in */*) [ "${PY#/}" = "$PY" ] && PY="$(pwd)/$PY" ;; esac   # the parts run in other folders
 WORK=${WORK:-$(mktemp -d)}
 EXAMPLES=${EXAMPLES:-10}
 SEEDS=${SEEDS:-1 2 3}
