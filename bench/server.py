@@ -200,7 +200,7 @@ def main() -> int:
     ap.add_argument("--infer", default="on", choices=("on", "off"),
                     help="add with extraction (on: the rule-based extractor, spaCy, embedder) or infer=False")
     ap.add_argument("--workers", type=int, default=None,
-                    help="memstore serve --workers N (default: the server's default; old code: not passed)")
+                    help="memstore serve --workers N (default: one per core, as serve; with --code: not passed)")
     ap.add_argument("--code", default=None, help="a checkout whose memstore to bench (default: this one)")
     ap.add_argument("--during", default=None, choices=("sql",),
                     help="run one more client that sends long analyst sql() calls during every cell")
@@ -225,7 +225,10 @@ def main() -> int:
     work = args.workdir or tempfile.mkdtemp(prefix="memstore-bench-server-")
     os.makedirs(work, exist_ok=True)
     clients = [int(c) for c in args.clients.split(",")]
-    serve_args = [] if args.workers is None else ["--workers", str(args.workers)]
+    # serve's default is one worker per core; say it, since the test harness (ServerProcess) starts
+    # servers with --workers 0 unless told (old code that has no --workers: nothing passed)
+    workers = args.workers if args.workers is not None else (None if args.code else os.cpu_count() or 1)
+    serve_args = [] if workers is None else ["--workers", str(workers)]
     import memstore
     print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
           f"embedder={args.embedder} infer={args.infer} workers={args.workers} during={args.during} "
