@@ -231,7 +231,7 @@ def main() -> int:
     serve_args = [] if workers is None else ["--workers", str(workers)]
     import memstore
     print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
-          f"embedder={args.embedder} infer={args.infer} workers={args.workers} during={args.during} "
+          f"embedder={args.embedder} infer={args.infer} workers={workers} during={args.during} "
           f"{args.seconds:.0f} s per cell  cores={os.cpu_count()}", flush=True)
     rows = []
     for op in args.ops.split(","):
