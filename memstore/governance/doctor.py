@@ -32,7 +32,8 @@ import pyarrow as pa
 
 from memstore.governance.catalog import relation, table_columns
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.store.database import registered, vectors_table
+from memstore.store.database import registered
+from memstore.store.write_values import vectors_table
 from memstore.store.sqlfiles import load_sql
 from memstore.store.unit import write_unit
 

@@ -11,7 +11,8 @@ from memstore.core.errors import DuplicateMemoryError, InvalidInputError, NotFou
 from memstore.core.identity import Scope
 from memstore.core.ids import content_hash
 from memstore.core.rules.slots import detect_slot
-from memstore.store.database import registered, vectors_table
+from memstore.store.database import registered
+from memstore.store.write_values import vectors_table
 from memstore.store.history import HistoryEvent, history_table
 from memstore.store.rows import posting_rows
 from memstore.store.unit import write_unit

@@ -13,7 +13,8 @@ from memstore.core.errors import MemstoreError
 from memstore.core.records import memory_record
 from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.core.rules.validity import visibility_sql
-from memstore.store.database import registered, vectors_table
+from memstore.store.database import registered
+from memstore.store.write_values import vectors_table
 from memstore.store.optimize import INDEX_NAME, ensure_hnsw  # noqa: F401  (search_all's API)
 from memstore.store.sqlfiles import load_sql
 

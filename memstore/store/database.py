@@ -25,11 +25,14 @@ import pyarrow as pa
 
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
-                             StoreBusyError, StoreLockedError, StoreMismatchError, StoreWriteError)
+                             StoreBusyError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
+from memstore.store.open_files import closed, explain_connect_error, open_count, opened
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
+from memstore.store.write_values import ARROW_FLOATS as _ARROW_FLOATS  # tests lower it
+from memstore.store.write_values import insert_shape, param_column, vector_array
 
 log = logging.getLogger("memstore.store")
 
@@ -66,8 +69,8 @@ class Database:
         # the owner's (a Memory's Runtime) copy of the scopes; told of every change it cannot follow
         self.scope_cache: ScopeCache = scope_cache if scope_cache is not None else ScopeCache()
         # how many Database objects of this process have the file open (the file guard, rewrites)
-        self._release = weakref.finalize(self, _closed, self.path)
-        _opened(self.path)
+        self._release = weakref.finalize(self, closed, self.path)
+        opened(self.path)
         self._columns: dict[str, dict[str, str]] = {}
         self._insert_shapes: dict[tuple, tuple] = {}
         self._threads = threads
@@ -114,8 +117,7 @@ class Database:
     @property
     def others_open(self) -> bool:
         """Does another Database object of this process have the same file open?"""
-        with _OPEN_LOCK:
-            return _OPEN.get(os.path.realpath(self.path), 0) > 1
+        return open_count(self.path) > 1
 
     @property
     def raw_connection(self) -> duckdb.DuckDBPyConnection:
@@ -373,12 +375,12 @@ class Database:
         if data.num_rows == 0:
             return
         types = self.column_types(table)
-        self.insert_values(table, {c: _param_column(data.column(c), types[c]) for c in data.column_names})
+        self.insert_values(table, {c: param_column(data.column(c), types[c]) for c in data.column_names})
 
     def insert_values(self, table: str, cols: dict[str, list]) -> None:
         """Append a few rows given as Python columns in ONE parameterised statement (~0.5 ms, where
         registering an Arrow table costs ~1.4 ms): columns travel as typed list parameters. A few
-        vectors (FLOAT[dim]) are bound as NumPy parameters, row by row; from `_ARROW_FLOATS` floats
+        vectors (FLOAT[dim]) are bound as NumPy parameters, row by row; from `ARROW_FLOATS` floats
         on (a vector binds at ~1.4 us a float: ~0.5 ms for 384-d) they join the list parameters
         positionally from a registered Arrow table instead (a LoCoMo add's 9.4 vectors: the
         memories INSERT 5.4 -> 4.1 ms CPU). For bulk loads use `insert_arrow`."""
@@ -390,7 +392,7 @@ class Database:
         names = tuple(cols)
         shape = self._insert_shapes.get((table, names))
         if shape is None:       # quoting every name costs more than the statement: once per table and columns
-            shape = _insert_shape(table, names, types)
+            shape = insert_shape(table, names, types)
             self._insert_shapes[(table, names)] = shape
         plain, vectors, floats, unnest, values_head, values_row = shape
         con = self.con
@@ -406,7 +408,7 @@ class Database:
             else:
                 view = f"_vectors_{threading.get_ident()}"
                 sql = unnest.replace("{view}", view)
-                con.register(view, pa.table({c: _vector_array(cols[c], types[c]) for c in vectors}))
+                con.register(view, pa.table({c: vector_array(cols[c], types[c]) for c in vectors}))
                 try:
                     con.execute(sql, [cols[c] for c in plain])
                 finally:
@@ -587,117 +589,16 @@ class Database:
                     log.warning("commit listener %r failed: %s: %s", listener, type(exc).__name__, exc)
 
 
-_OPEN: dict[str, int] = {}
-_OPEN_LOCK = threading.Lock()
 _CHECKPOINT_TRIES = 8      # ~1.3 s at most (under the write lock): a CHECKPOINT waits for another connection's write
 
 
-def _opened(path: str) -> None:
-    if path != ":memory:":
-        with _OPEN_LOCK:
-            key = os.path.realpath(path)
-            _OPEN[key] = _OPEN.get(key, 0) + 1
-
-
-def _closed(path: str) -> None:
-    if path != ":memory:":
-        with _OPEN_LOCK:
-            key = os.path.realpath(path)
-            _OPEN[key] = _OPEN.get(key, 1) - 1
-            if _OPEN[key] <= 0:
-                del _OPEN[key]
-
-
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """duckdb.connect, with a lock held by another process turned into one clear sentence."""
-    from memstore.store.open_errors import explain_open_error
-
+    """duckdb.connect, with a lock held by another process (or another known cause) turned into one
+    clear sentence (memstore/store/open_files.py)."""
     try:
         return duckdb.connect(path, read_only=read_only)
-    except duckdb.ConnectionException as exc:
-        raise (explain_open_error(path, read_only, exc) or exc) from None
-    except duckdb.IOException as exc:
-        from memstore.store.lockfile import lock_holder, starting_server
-
-        holder = lock_holder(exc)
-        if holder is None:
-            explained = explain_open_error(path, read_only, exc)
-            if explained is None:
-                raise
-            raise explained from None
-        starting = starting_server(path)
-        if starting is not None:
-            raise StoreLockedError(f"store {path} belongs to a memstore server (PID {starting.get('pid')}) that is "
-                                   f"still starting", hint="retry in a moment: Memory(path) and the CLI then "
-                                   "connect to it", path=path) from None
-        raise StoreLockedError(
-            f"store {path} is held by another process ({holder}), which is not a memstore server",
-            hint=f"close it there, or run `memstore serve --store {path}` and connect everything to it "
-                 f"(Memory(path), the CLI and the dashboard then become its clients)",
-            path=path, holder=holder) from None
-
-
-def _is_vector(sql_type: str) -> bool:
-    """A FLOAT[dim] column (not a VARCHAR[] list)."""
-    return sql_type.endswith("]") and not sql_type.endswith("[]")
-
-
-# From this many vector floats in one insert_values on, the vectors cross as Arrow: binding them as
-# parameters (~1.4 us a float) costs more than registering a table (~1.5 ms). 4 vectors of 384-d.
-_ARROW_FLOATS = 1536
-
-
-def _insert_shape(table: str, names: tuple[str, ...], types: dict[str, str]) -> tuple:
-    """insert_values' statements for a table and columns: (plain columns, vector columns, floats
-    per row, the unnest statement ({view}: the vectors' registered table), the VALUES head and row)."""
-    plain = tuple(c for c in names if not _is_vector(types[c]))
-    vectors = tuple(c for c in names if _is_vector(types[c]))
-    floats = sum(int(types[c][types[c].rindex("[") + 1:-1]) for c in vectors)
-    quoted = ", ".join(sql_ident(c) for c in plain + vectors)
-    select = ", ".join(f"unnest(?::{types[c]}[]) AS {sql_ident(c)}" for c in plain)
-    if not vectors:
-        select = f"SELECT {select}"
-    elif plain:
-        select = f"SELECT s.*, v.* FROM (SELECT {select}) s POSITIONAL JOIN {{view}} v"
-    else:
-        select = "SELECT v.* FROM {view} v"
-    values_head = f"INSERT INTO {sql_ident(table)} ({', '.join(sql_ident(c) for c in names)}) VALUES "
-    values_row = "(" + ", ".join(f"?::{types[c]}" for c in names) + ")"
-    return plain, vectors, floats, f"INSERT INTO {sql_ident(table)} ({quoted}) {select}", values_head, values_row
-
-
-def _vector_array(values: list, sql_type: str) -> pa.FixedSizeListArray:
-    """Vectors (NumPy arrays or lists) as one Arrow FLOAT[dim] column.
-
-    >>> _vector_array([[1, 2], [3, 4]], "FLOAT[2]").to_pylist()
-    [[1.0, 2.0], [3.0, 4.0]]
-    """
-    dim = int(sql_type[sql_type.rindex("[") + 1:-1])
-    flat = np.asarray(values, dtype=np.float32).reshape(len(values), dim) if len(values) else np.zeros((0, dim), np.float32)
-    return pa.FixedSizeListArray.from_arrays(pa.array(flat.ravel()), dim)
-
-
-def _param_column(col: pa.ChunkedArray, sql_type: str) -> list:
-    """One column as Python parameters; vectors as NumPy arrays (binds far faster than lists)."""
-    if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) and sql_type.endswith("]") \
-            and not sql_type.endswith("[]"):
-        arr = col.combine_chunks()
-        width = arr.type.list_size if pa.types.is_fixed_size_list(arr.type) else None
-        if width is not None and arr.null_count == 0:
-            flat = arr.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
-            return list(flat)
-    return col.to_pylist()
-
-
-def vectors_table(vectors, dim: int, **columns) -> pa.Table:  # noqa: ANN001
-    """Arrow table with an `embedding` FLOAT[dim] column (plus extra columns) from a 2-D array."""
-    import numpy as np
-
-    arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32).reshape(-1, dim))
-    emb = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1), type=pa.float32()), dim)
-    data = {k: v for k, v in columns.items()}
-    data["embedding"] = emb
-    return pa.table(data)
+    except (duckdb.ConnectionException, duckdb.IOException) as exc:
+        raise (explain_connect_error(path, read_only, exc) or exc) from None
 
 
 @contextlib.contextmanager
