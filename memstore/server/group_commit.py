@@ -62,6 +62,13 @@ class GroupCommitter:
         out["timings"]["total"] = time.perf_counter() - t0
         return out
 
+    def commit(self, state: Any) -> dict[str, Any]:
+        """Commit an add prepared elsewhere (a front process: `prepare_add`'s result) with the
+        others waiting; returns what add() returns."""
+        fut: cf.Future = cf.Future()
+        self._queue.put((state, fut, True))
+        return fut.result()
+
     def close(self) -> None:
         """Commit what is queued, then stop the committer thread."""
         self._queue.put(None)
