@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import gc
 import json
 import os
 import pickle
@@ -206,6 +207,8 @@ def main() -> int:
     threading.Thread(target=_watch_owner, args=(settings["owner_pid"],), daemon=True).start()
     rt = model_runtime(settings["config"])
     front = Front(rt, OwnerClient(settings["rpc"]), settings.get("default_prompt"))
+    gc.collect()
+    gc.freeze()         # spaCy and the embedder stay out of the collector's full passes (see serve._freeze_heap)
     sock = socket.socket(fileno=settings["fd"])
     server = uvicorn.Server(uvicorn.Config(make_app(front, settings["owner_http"]), log_level=settings["log_level"],
                                            access_log=False, lifespan="off",
