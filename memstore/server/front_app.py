@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import contextlib
 import gc
 import json
 import os
@@ -68,13 +69,21 @@ class Front:
         return tuple(args), kwargs
 
     def add(self, authorization: str, body: bytes) -> Any:
+        args, kwargs = self._call("add", authorization, body)
+        (args, kwargs), ticket = self.owner.call("admit", authorization, "add", args, kwargs)
+        try:
+            return self._add(authorization, args, kwargs, ticket)
+        except BaseException:
+            with contextlib.suppress(ServerUnavailableError):
+                self.owner.call("forget", ticket)   # the owner's group commit stops waiting for it
+            raise
+
+    def _add(self, authorization: str, args: tuple, kwargs: dict[str, Any], ticket: int | None) -> Any:
         from memstore.memory import add_state
         from memstore.pipeline.add import EXTRACT_STEPS, prepare_models, prepare_text
         from memstore.pipeline.gather_context import gather_context
         from memstore.pipeline.validate_input import validate_input
 
-        args, kwargs = self._call("add", authorization, body)
-        args, kwargs = self.owner.call("admit", authorization, "add", args, kwargs)
         t0 = time.perf_counter()
         state = add_state(*args, **kwargs, default_prompt=self.default_prompt)
         state = prepare_text(state, self.rt, steps=(validate_input,))
@@ -91,7 +100,7 @@ class Front:
         except LLMError as exc:                   # recorded as a failed extraction run, as add() does
             self.owner.call("failed_run", state, exc)
             raise
-        result = self.owner.call("commit", authorization, out)
+        result = self.owner.call("commit", authorization, out, ticket)
         result["timings"]["total"] = time.perf_counter() - t0
         return result
 

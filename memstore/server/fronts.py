@@ -57,17 +57,29 @@ class OwnerDoor:
         op = msg[0]
         if op == "admit":
             _, authorization, name, args, kwargs = msg
-            return self._guarded(authorization).admit(name, tuple(args), kwargs)
+            admitted = self._guarded(authorization).admit(name, tuple(args), kwargs)
+            if name == "add" and self.committer is not None:
+                return admitted, self.committer.expect()   # the group commit waits a little for it
+            return admitted, None
+        if op == "forget":
+            if self.committer is not None:
+                self.committer.forget(msg[1])
+            return None
         if op == "search":
             _, authorization, args, kwargs, vector = msg
             guarded = self._guarded(authorization)
             with given(args[0] if args else kwargs.get("query"), vector):
                 return guarded.search(*args, **kwargs)
         if op == "commit":
-            _, authorization, state = msg
-            self._check_commit(self._guarded(authorization), state)
+            _, authorization, state, ticket = msg
+            try:
+                self._check_commit(self._guarded(authorization), state)
+            except BaseException:
+                if self.committer is not None:
+                    self.committer.forget(ticket)
+                raise
             if self.committer is not None:
-                return self.committer.commit(state)
+                return self.committer.commit(state, ticket)
             out = self.memory.commit_prepared([state])[0]
             if isinstance(out, BaseException):
                 raise out
