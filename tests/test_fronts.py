@@ -131,3 +131,26 @@ def test_a_front_passes_other_routes_to_the_owner(servers):
     status, headers, body = t.request("GET", "/memories", params={"user_id": "passed"},
                                       headers={"Authorization": f"Bearer {srv.token}"})
     assert status == 200 and b"black tea" in body
+
+
+def test_an_llm_extractor_reads_its_context_through_the_owner(tmp_path):
+    """With an LLM extractor a front asks the owner for the context (recent messages, related
+    memories: they are in the store) and has a failed LLM call recorded there, as add() does."""
+    from memstore.testing.openai_server import ScriptedOpenAIServer
+
+    answers = iter(['{"facts": [{"text": "Ana lives in Lisbon", "attributed_to": "Ana"}]}',
+                    '{"facts": [{"text": "Ana moved to Porto", "attributed_to": "Ana"}]}'])
+    with ScriptedOpenAIServer(chat_responder=lambda body: next(answers)) as llm:
+        config = {"llm": {"provider": "openai", "base_url": llm.base_url, "api_key": "test", "model": "scripted-model",
+                          "max_retries": 0, "timeout": 5}, "embedder": {"provider": "hashing"}}
+        with ServerProcess(tmp_path / "llm.duckdb", config=config, args=["--fronts", "1"]) as srv:
+            m = srv.client()
+            assert [r["memory"] for r in m.add("I live in Lisbon", user_id="ana")["results"]] == ["Ana lives in Lisbon"]
+            m.add("I moved to Porto last week", user_id="ana")
+            llm.push_error(500, "the model is down")
+            with pytest.raises(MemstoreError) as err:
+                m.add("I have a cat", user_id="ana")
+            failed = m.sql("select count(*) from extraction_runs where status = 'llm_error'").rows()
+        prompts = [r["json"]["messages"][-1]["content"] for r in llm.requests if r["path"].endswith("/chat/completions")]
+    assert "I live in Lisbon" in prompts[1] and "Ana lives in Lisbon" in prompts[1]   # message and memory
+    assert getattr(err.value, "retryable", None) is not None and failed == [(1,)]

@@ -31,6 +31,7 @@ from typing import Any
 
 from memstore.api.protocol import METHODS
 from memstore.core.errors import LLMError, ServerUnavailableError
+from memstore.pipeline.workers import pack_error
 from memstore.server.owner_rpc import OwnerClient
 from memstore.wire.format import RESULT_KIND, dumps, loads
 
@@ -98,7 +99,7 @@ class Front:
             if isinstance(out, BaseException):
                 raise out
         except LLMError as exc:                   # recorded as a failed extraction run, as add() does
-            self.owner.call("failed_run", state, exc)
+            self.owner.call("failed_run", state, pack_error(exc))     # its class does not unpickle
             raise
         result = self.owner.call("commit", authorization, out, ticket)
         result["timings"]["total"] = time.perf_counter() - t0

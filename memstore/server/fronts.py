@@ -31,6 +31,7 @@ from typing import Any
 
 from memstore.core.errors import ConfigError, TokenRightsError
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.pipeline.workers import unpack_error
 from memstore.server.query_vectors import GivenVectors, given
 from memstore.server.scoped_memory import GuardedMemory, confine
 
@@ -92,7 +93,7 @@ class OwnerDoor:
         if op == "failed_run":
             from memstore.pipeline.add import _record_failed_run
 
-            _record_failed_run(msg[1], self.memory._rt, msg[2])
+            _record_failed_run(msg[1], self.memory._rt, unpack_error(msg[2]))
             return None
         if op == "ping":
             return os.getpid()
