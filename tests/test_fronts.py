@@ -8,6 +8,8 @@ call that a front passes, and the routes a front does not serve itself reach the
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
+import time
 
 import pytest
 
@@ -154,3 +156,27 @@ def test_an_llm_extractor_reads_its_context_through_the_owner(tmp_path):
         prompts = [r["json"]["messages"][-1]["content"] for r in llm.requests if r["path"].endswith("/chat/completions")]
     assert "I live in Lisbon" in prompts[1] and "Ana lives in Lisbon" in prompts[1]   # message and memory
     assert getattr(err.value, "retryable", None) is not None and failed == [(1,)]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:      # a zombie is gone too
+        return fh.read().split(") ")[-1][:1] != "Z"
+
+
+def test_fronts_leave_with_the_owner(tmp_path):
+    """SIGTERM stops the fronts with the owner; SIGKILL of the owner: they leave by themselves."""
+    srv = ServerProcess(tmp_path / "stop.duckdb", config=CONFIG, args=["--fronts", "1"]).start()
+    fronts = srv.client().server_info()["front_pids"]
+    assert srv.stop() == 0
+    assert not any(_alive(p) for p in fronts)
+    srv = ServerProcess(tmp_path / "stop.duckdb", config=CONFIG, args=["--fronts", "1"]).start()
+    fronts = srv.client().server_info()["front_pids"]
+    srv.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in fronts) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in fronts)
