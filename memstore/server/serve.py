@@ -68,8 +68,8 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
     (default: one per core; 0: none) run the model work of adds (memstore/pipeline/workers.py);
     this process reads, commits and answers. `fronts` processes (default 0: none) take the HTTP
     and the model work of adds and searches; this process then only authenticates, commits and
-    searches for them (memstore/server/fronts.py), and `workers` defaults to 0. `publish_to`: publish the store to a DuckLake lake every
-    `publish_every` (memstore/lake/schedule.py)."""
+    searches for them (memstore/server/fronts.py), and `workers` defaults to 0. `publish_to`:
+    publish the store to a DuckLake lake every `publish_every` (memstore/lake/schedule.py)."""
     import uvicorn
 
     from memstore.memory import Memory
@@ -186,8 +186,13 @@ def _start_fronts(n: int, app: Any, memory: Any, committer: Any, host: str, port
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"could not listen on {host}:{port}: {exc.strerror or exc}",
+                          hint="pick another --port, or stop what listens there", key="port") from None
     folder = private_socket_dir()
     owner_http = os.path.join(folder, "http.sock")
     rpc = OwnerRPCServer(os.path.join(folder, "rpc.sock"), OwnerDoor(memory, app.state.access, committer))
