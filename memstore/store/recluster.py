@@ -256,7 +256,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     done = moved = checkpoints = 0
     start = 0
     lost = False
-    with wal_held(db):
+    with wal_held(db), contextlib.ExitStack() as held:
         while start < len(named) or nulls:
             if stop is not None and stop.is_set():
                 break
@@ -266,6 +266,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             else:
                 lo = hi = None
                 rows = total - sum(n for _, n in named)
+            if (lo is None or end >= len(named)) and not (lo is not None and nulls):
+                held.enter_context(db.write_lock)   # the last slice: no add between it and the run's end
             s = time.perf_counter()
             try:
                 recluster_slice(db, lo, hi, run)
@@ -281,6 +283,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             done += 1
             budget = next_budget(budget, max(rows, 1), took, slice_s, slice_rows)
             moved += rows
+            if start >= len(named) and not nulls:
+                break
             if level == 0 and checkpoint_share > 0 and moved >= checkpoint_share * total and start < len(named):
                 checkpoint_keeping_cache(db)    # the moved users' rows leave the old row groups' min/max:
                 moved = 0                       # their searches skip those row groups from now on
