@@ -45,6 +45,7 @@ from memstore.retrieval.search import candidate_table  # noqa: E402
 
 
 EXTRA_CONFIG: dict = {}     # --threads N: {"threads": N} for every Memory opened here
+PASS_THREADS = 0            # --pass-threads N: DuckDB threads while the --tail run's pass runs (0: the store's)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -248,6 +249,7 @@ def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None
     m = _open(path, auto=False)
     state = auto_state(m._rt.db)        # the store's own trigger, turned on here with the pass chosen
     state.min_rows, state.share, state.tail = 1, 0.05, mode == "tail"
+    state.threads = PASS_THREADS or None
     for _ in range(5):                  # warm-up, as in measure(): the first searches of a process load things
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
     cur, peak = rss_mib()
@@ -408,11 +410,15 @@ def main() -> None:
     ap.add_argument("--tail-pass", choices=("tail", "full"), default="tail",
                     help="with --tail: the pass a sorted store runs (tail: only the tail into a second run; "
                          "full: the whole table, as every pass did before)")
+    ap.add_argument("--pass-threads", type=int, default=0, metavar="N",
+                    help="with --tail: DuckDB threads while the pass runs (Maintenance.threads; 0: unchanged)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
     args = ap.parse_args()
     if args.threads:
         EXTRA_CONFIG["threads"] = args.threads
+    global PASS_THREADS
+    PASS_THREADS = args.pass_threads
     if args.workdir:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:

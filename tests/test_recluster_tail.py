@@ -216,3 +216,18 @@ def test_a_tail_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
         assert [r[1] for r in _rows(m)[:len(first)]] == [r[1] for r in first], where
         assert m.doctor().height == 0, where
         m.close()
+
+
+def test_a_pass_runs_duckdb_on_its_threads_and_gives_the_setting_back(store_path):
+    m = _sorted_store(store_path)
+    db = m._rt.db
+    setting = "SELECT current_setting('threads')"
+    before = db.scalar(setting)
+    during: list[int] = []
+    db.commit_listeners.append(lambda d: during.append(d.scalar(setting)))
+    _add_round(m, "later", per_user=1)
+    during.clear()
+    out = recluster_pass(db, slice_rows=5, full=False, threads=1)
+    assert out["complete"] and len(during) >= 2 and set(during) == {1}
+    assert db.scalar(setting) == before and before != 1
+    m.close()

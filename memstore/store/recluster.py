@@ -135,7 +135,8 @@ def checkpoint_keeping_cache(db: Database) -> None:
 
 def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float = 0.0,
                    stop: threading.Event | None = None, slice_s: float = 0.0, full: bool = True,
-                   max_runs: int = MAX_RUNS, merge_share: float = MERGE_SHARE) -> dict[str, Any]:
+                   max_runs: int = MAX_RUNS, merge_share: float = MERGE_SHARE,
+                   threads: int | None = None) -> dict[str, Any]:
     """Sort the store by scope, slice by slice (see the module doc): with `full`, the whole table;
     else only the tail after the recorded runs (or a merge: choose_start). Returns the mode, the
     memories sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0
@@ -145,7 +146,7 @@ def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float =
         state.active += 1               # its own commits start no second pass
     try:
         return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s, full=full,
-                     max_runs=max_runs, merge_share=merge_share)
+                     max_runs=max_runs, merge_share=merge_share, threads=threads)
     finally:
         with state.lock:
             state.active -= 1
@@ -230,8 +231,25 @@ def wal_held(db: Database) -> Iterator[None]:
                .replace("/*THRESHOLD*/", sql_string(str(before))))
 
 
+@contextlib.contextmanager
+def threads_held(db: Database, threads: int | None) -> Iterator[None]:
+    """DuckDB runs on `threads` worker threads while the pass runs (None: as configured), the old
+    setting back after (also on error or stop)."""
+    if not threads:
+        yield
+        return
+    before = int(db.scalar("SELECT current_setting('threads')"))
+    db.run("queries/admin/recluster_hold_threads",
+           sql=load_sql("queries/admin/recluster_hold_threads").replace("/*THREADS*/", str(int(threads))))
+    try:
+        yield
+    finally:
+        db.run("queries/admin/recluster_hold_threads",
+               sql=load_sql("queries/admin/recluster_hold_threads").replace("/*THREADS*/", str(before)))
+
+
 def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None,
-          slice_s: float, full: bool, max_runs: int, merge_share: float,
+          slice_s: float, full: bool, max_runs: int, merge_share: float, threads: int | None = None,
           checkpoint_share: float = 0.25) -> dict[str, Any]:
     """The pass (see recluster_pass). A full pass CHECKPOINTs each time `checkpoint_share` of the
     memories moved: it rewrites the old row groups without the moved rows, so their min/max no
@@ -256,7 +274,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     done = moved = checkpoints = 0
     start = 0
     lost = False
-    with wal_held(db), contextlib.ExitStack() as held:
+    with wal_held(db), threads_held(db, threads), contextlib.ExitStack() as held:
         while start < len(named) or nulls:
             if stop is not None and stop.is_set():
                 break
@@ -341,6 +359,7 @@ class Maintenance:
     tail_rows: int = TAIL_ROWS          # a sorted store's tail starts a pass at this many memories (or share)
     max_runs: int = MAX_RUNS
     merge_share: float = MERGE_SHARE
+    threads: int | None = None          # DuckDB threads while a background pass runs (None: as configured)
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -411,7 +430,7 @@ class Maintenance:
         try:
             out = recluster_pass(db, slice_rows=self.slice_rows, pause=self.pause, stop=self.stop_event,
                                  slice_s=self.slice_s, full=not self.tail, max_runs=self.max_runs,
-                                 merge_share=self.merge_share)
+                                 merge_share=self.merge_share, threads=self.threads)
             self.runs.append(out)
             self.count(db, force=True)
             log.info("re-cluster of %s: %s", db.path, out)
