@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 
 from memstore import Memory
-from memstore.store.cluster_runs import read_runs
+from memstore.store.cluster_runs import read_runs, resolve_end
 from memstore.store.optimize import auto_state
 from memstore.store.recluster import recluster_pass
 
@@ -89,11 +89,11 @@ def test_the_run_end_is_found_after_a_vacuum_renumbered_the_rows_and_after_its_l
     for mid in [r[1] for r in first[:20]]:              # a block of the sorted part, gone
         m.delete(mid)
     m.delete(first[-1][1])                              # and the run's last row (its first sentinel)
-    db.run("queries/admin/checkpoint")                  # the vacuum renumbers every row after them
-    end = read_runs(db)[0]["memories"]["end"]
-    assert db.scalar("SELECT max(rowid) + 1 FROM memories") < end, "the rows were not renumbered"
     kept = _rows(m)
     _add_round(m, "later", per_user=2)
+    db.run("queries/admin/checkpoint")                  # the row group is rewritten: every row after them renumbered
+    assert _rows(m)[len(kept) - 1][0] < kept[-1][0] and [r[1] for r in _rows(m)[:len(kept)]] == [r[1] for r in kept]
+    kept = _rows(m)[:len(kept)]
     before = _state(m)
     out = recluster_pass(db, slice_rows=10, full=False)
     assert out["mode"] == "tail" and out["complete"]
@@ -103,6 +103,10 @@ def test_the_run_end_is_found_after_a_vacuum_renumbered_the_rows_and_after_its_l
     assert [r[1] for r in _rows(m)[:len(kept) - 16]] == [r[1] for r in kept[:len(kept) - 16]]
     assert out["memories"] <= 2 * len(USERS) + 16
     assert _state(m) == before
+    first_run = read_runs(db)[0]                        # its new end recorded: found with one lookup again
+    assert all(resolve_end(db, t, first_run[t]) == first_run[t]["end"] for t in TABLES)
+    assert db.rows("x", sql=f"SELECT id FROM memories WHERE rowid = {first_run['memories']['end'] - 1}")[0] == \
+        tuple(first_run["memories"]["keys"][0])
     m.close()
 
 

@@ -67,13 +67,14 @@ def write_runs(db: Database, runs: list[Run]) -> None:
     db.run("queries/admin/recluster_set_runs", {"runs": json.dumps(runs, separators=(",", ":"))})
 
 
-def mark_end(db: Database) -> Run:
-    """Each clustered table's current end and its sentinels (call under the write lock, after the
-    pass's last slice: everything now in the table counts as part of the new run)."""
+def mark_end(db: Database, ends: dict[str, int] | None = None) -> Run:
+    """Each clustered table's run end (`ends`, default: the table's current end: everything now
+    in it counts as part of the run) and the identities of the rows before it (call under the
+    write lock: after a pass's last slice, or to record where a vacuum moved a run's end)."""
     run: Run = {}
     for table in RUN_KEYS:
-        end = int(db.scalar(_sql("recluster_boundary", table)) or 0)       # one past the newest row id
-        rows = db.rows("recluster:last_rows", {"from": end - max(SENTINEL_OFFSETS) - 1},
+        end = ends[table] if ends is not None else int(db.scalar(_sql("recluster_boundary", table)) or 0)
+        rows = db.rows("recluster:last_rows", {"from": end - max(SENTINEL_OFFSETS) - 1, "end": end},
                        sql=_sql("recluster_last_rows", table)) if end else []
         wanted = set(sentinel_rows([r[0] for r in rows]))
         run[table] = {"end": end, "keys": [list(r[1:]) for r in rows if r[0] in wanted]}

@@ -171,6 +171,15 @@ def choose_start(db: Database, runs: list[Run], *, full: bool, max_runs: int,
     return 0, {t: 0 for t in CLUSTERED_TABLES}
 
 
+def _rebased(db: Database, run: Run) -> Run:
+    """The run with its ends where they are now (a vacuum moves them down), sentinels renewed so
+    that the next pass finds them with one lookup; as it was when they cannot be found."""
+    starts = resolve_run(db, run)
+    if starts is None or all(starts[t] == run[t]["end"] for t in CLUSTERED_TABLES):
+        return run
+    return mark_end(db, starts)
+
+
 def _meta_unit(db: Database, runs: list[Run] | None, clustered: int | None) -> None:
     """Record the runs (and the clustered row count) in one write unit that keeps the scope cache."""
     with db.write_lock:
@@ -261,7 +270,12 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     level, starts = choose_start(db, runs, full=full, max_runs=max_runs, merge_share=merge_share)
     mode = "full" if level == 0 else "tail" if level == len(runs) else "merge"
     kept = runs[:level]
-    if len(kept) < len(runs):       # the runs after `kept` are rewritten: a pass killed midway must not trust them
+    if kept and any(starts[t] != kept[-1][t]["end"] for t in CLUSTERED_TABLES):
+        with db.write_lock:         # a vacuum moved the run's end: record where it is now (each slice
+            kept = [_rebased(db, r) for r in kept]              # then finds it with one lookup a table)
+            starts = resolve_run(db, kept[-1]) or starts
+            _meta_unit(db, kept, None)
+    elif len(kept) < len(runs):     # the runs after `kept` are rewritten: a pass killed midway must not trust them
         _meta_unit(db, kept, None)
     run = kept[-1] if kept else None
     users = db.rows("queries/admin/recluster_plan", starts)
@@ -316,8 +330,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
         with db.write_lock:             # the new run's end is read after the checkpoint renumbered the rows
             checkpoint_keeping_cache(db)
             checkpoint_s = time.perf_counter() - ck
-            if complete:
-                _meta_unit(db, kept + [mark_end(db)],
+            if complete:                # (the checkpoint may also have moved the kept runs' ends)
+                _meta_unit(db, [_rebased(db, r) for r in kept] + [mark_end(db)],
                            int(db.scalar("SELECT count(*) FROM memories") or 0))
     return {"mode": mode, "memories": total, "slices": done, "complete": complete, "runs": len(kept) + complete,
             "checkpoints": checkpoints + 1, "longest_slice_s": round(longest, 3),
