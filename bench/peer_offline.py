@@ -17,6 +17,8 @@ next to memstore's, per group, with the paired counts: +N questions only memstor
 the rank plain cosine gives it, and which signal pushed it down: per signal, the mean over the
 results ranked above it of weight x (their value - its value) / sum of weights (the semantic signal
 split into the raw cosine and the conversation smoothing); a summary by signal is printed.
+--versus RUN.json: another run's --json (e.g. the session store's, to compare the public-API path
+with it): paired counts per group against it, and the questions either one alone finds in its top 10.
 --build-api DIR: the public-API path instead of a peer-bench store: every oracle fact of every
 session added alone, `add(fact, infer=False)`, no timestamps, then scored the same way (the
 embedder must be the peer bench's fake server for --features openai).
@@ -140,6 +142,36 @@ def loss_row(rt, question: str, sid: str, fidx: dict, ev: set) -> dict:
     return out
 
 
+def versus(mine: list[dict], theirs: list[dict], questions: dict) -> None:
+    """Paired any-hit@10 against another run of the same questions (+ only this run finds, - only
+    the other), per half and category, then the questions that differ."""
+    other = {(r["sample"], r["qi"]): r["hit@10"] for r in theirs}
+    pm: dict = defaultdict(lambda: [0, 0, 0.0, 0.0, 0])
+    diff = []
+    for r in mine:
+        key = (r["sample"], r["qi"])
+        if key not in other:
+            continue
+        half = "tune" if r["sample"] in TUNE else "check"
+        for g in ("all", half, f"{half}/cat{r['category']}"):
+            pm[g][0] += r["hit@10"] > other[key]
+            pm[g][1] += r["hit@10"] < other[key]
+            pm[g][2] += r["hit@10"]
+            pm[g][3] += other[key]
+            pm[g][4] += 1
+        if r["hit@10"] != other[key]:
+            diff.append((half, "+" if r["hit@10"] > other[key] else "-", *key, r["category"]))
+    print("\nany-hit@10, this run vs --versus (paired: +only this run / -only the other)")
+    print("| group | n | this | other | + | - |")
+    print("|---|---|---|---|---|---|")
+    for g in ("all", "tune", "check", *(f"{h}/cat{c}" for h in ("tune", "check") for c in (1, 2, 3, 4))):
+        w, l, a, b, n = pm[g]
+        if n:
+            print(f"| {g} | {n} | {a / n:.3f} | {b / n:.3f} | +{w} | -{l} |")
+    for half, sign, sid, qi, cat in sorted(diff):
+        print(f"{half} {sign} {sid} q{qi} cat{cat}: {questions.get((sid, qi), '')}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", default=None, help="a copy of a peer-bench memstore.duckdb")
@@ -153,6 +185,7 @@ def main() -> None:
     ap.add_argument("--config", default=None, help="JSON of search config overrides")
     ap.add_argument("--mem0", default=None, help="run_bench.py results of mem0 (runs/<tag>/mem0_plain_dev.json)")
     ap.add_argument("--losses", default=None, help="JSON lines: the questions only mem0 finds, and why")
+    ap.add_argument("--versus", default=None, help="another run's --json: paired counts against it")
     args = ap.parse_args()
     if bool(args.store) == bool(args.build_api):
         ap.error("give one of --store and --build-api")
@@ -248,6 +281,9 @@ def main() -> None:
             print(f"{half}: n={len(rows)}; mean margin " + " ".join(f"{s}={v:+.4f}" for s, v in mean.items()))
             for (cat, sig), c in sorted(count.items()):
                 print(f"  cat{cat} {sig}: {c}")
+    if args.versus:
+        versus(per_q, json.loads(Path(args.versus).read_text()), {(s["sample_id"], q["qi"]): q["question"]
+                                                                 for s in samples for q in locomo.qa_items(s, (1, 2, 3, 4))})
     if args.dump and dumped:
         import pyarrow as pa
         import pyarrow.parquet as pq

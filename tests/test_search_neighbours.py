@@ -125,3 +125,56 @@ def test_a_memory_expiring_out_of_a_snapshot_leaves_the_sql_reference_equal(tmp_
 def test_the_window_is_a_whole_number_of_memories(tmp_path, bad):
     with pytest.raises(ConfigError, match="neighbour_window"):
         _memory(tmp_path / "x.duckdb", bad)
+
+
+def _episodes(m: Memory, query: str, engine: str, **kw) -> dict[str, float]:
+    t = candidate_table(m._rt, query, filters={"user_id": "u"}, limit=100, engine=engine, **kw).to_pylist()
+    text = {r["id"]: r["memory"] for r in m.get_all(filters={"user_id": "u"}, top_k=100)["results"]}
+    return {text[r["id"]]: r["episode"] for r in t}
+
+
+@pytest.mark.parametrize("window", [0, 2])
+def test_the_episode_of_a_fact_added_alone_is_its_neighbour_window(tmp_path, window):
+    """One by one, no dates: every fact is its own add() call, so only the window of facts said just
+    before and after the best match can stand for its conversation."""
+    m = _memory(tmp_path / f"ep{window}.duckdb", window)
+    try:
+        for text in OTHER[:3] + PUPPY + OTHER[3:]:
+            m.add(text, user_id="u", infer=False)
+        ep = _episodes(m, "Maria adopted a puppy named Rex", "numpy")
+        near = {t for t, v in ep.items() if v == 1.0}
+        if window:      # the anchor is PUPPY[0], 4th said: the 2 facts before it and the 2 after
+            assert near == {OTHER[1], OTHER[2], *PUPPY}, ep
+        else:
+            assert near == {PUPPY[0]}, ep
+        assert len(ep) == len(OTHER) + len(PUPPY)
+    finally:
+        m.close()
+
+
+def test_the_episode_of_facts_added_alone_agrees_with_the_sql_reference(tmp_path):
+    """NumPy (first search: statements; second: the scope's snapshot) against fuse_scores.sql, on
+    undated facts, on dated ones whose window outreaches episode_minutes (50 minutes apart: 2 places
+    is 100 minutes) and across a pause of days, with every channel and with semantic off."""
+    m = _memory(tmp_path / "agree.duckdb", 2)
+    try:
+        start = dt.datetime(2024, 1, 1)
+        for i, text in enumerate(OTHER[:3] + PUPPY):
+            m.add(text, user_id="u", infer=False, timestamp=(start + dt.timedelta(minutes=50 * i)).isoformat())
+        for text in OTHER[3:]:              # then, one by one, undated (stored now: days later)
+            m.add(text, user_id="u", infer=False)
+        queries = ["Maria adopted a puppy named Rex", "puppy shoe vet", "Tim basketballs", "quarterly tax report",
+                   "Gina clothing store"]
+        seen = 0
+        for q in queries:
+            for channels in (("semantic", "keyword", "entity"), ("keyword", "entity")):
+                ref = _episodes(m, q, "sql", channels=channels)
+                for _ in range(2):
+                    assert _episodes(m, q, "numpy", channels=channels) == ref, (q, channels)
+                seen += sum(v == 1.0 for v in ref.values())
+        ep = _episodes(m, "Maria adopted a puppy named Rex", "numpy")
+        # 50-minute steps: the window (2 places) reaches 100 minutes back; OTHER[3:] were said days later
+        assert {t for t, v in ep.items() if v == 1.0} == {OTHER[1], OTHER[2], *PUPPY}, ep
+        assert seen > len(queries) * 2
+    finally:
+        m.close()

@@ -50,9 +50,25 @@ class Neighbours:
     hi: np.ndarray
     key: tuple = ()                     # (window, max gap): what it was built for
     _norms: dict[float, np.ndarray] = field(default_factory=dict, repr=False)
+    _places: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.inv_cnt = 1.0 / (self.hi - self.lo)
+
+    def places(self, n: int) -> np.ndarray:
+        """Each of n scope rows' place in the order said (index into `rows`), -1 for a memory that
+        is not alone in its add() call.
+
+        >>> nb = Neighbours(rows=np.array([2, 0]), dot=np.ones(2), sq=np.ones(2), lo=np.zeros(2, int),
+        ...                 hi=np.full(2, 2))
+        >>> nb.places(3).tolist()
+        [1, -1, 0]
+        """
+        got = self._places.get(n)
+        if got is None:
+            got = self._places[n] = np.full(n, -1, np.int64)
+            got[self.rows] = np.arange(len(self.rows))
+        return got
 
     def inv_norm(self, lam: float) -> np.ndarray:
         """1 / |v + lam c| per row (query-independent, kept per lam)."""
@@ -378,7 +394,9 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
     and those whose stated time (a timestamp given to add(), or the messages') lies within
     episode_minutes of the anchor's. A memory stored without a stated time has only its storage
     time, which says nothing about when it was said (sessions imported one after the other are
-    seconds apart): it groups by its add() call alone.
+    seconds apart): it groups by its add() call alone. A memory added alone (facts stored one by
+    one) has the conversation its smoothing reads (`scope.neighbours`): when the anchor is one, the
+    memories added alone within the neighbour window of it, in the order said, come along.
 
     >>> s = Scope(ids=list("abcd"), doc_len=np.ones(4), valid_at=np.array([0, 10, 20, 30]),
     ...           slot_family=[None] * 4, person=np.zeros(4), episode_key=["r1", "r1", "r2", "r3"],
@@ -388,6 +406,10 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
     >>> s.time_stated[:] = True                                         # all said within the hour
     >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()
     [1.0, 1.0, 1.0, 1.0]
+    >>> s.time_stated[:] = False; s.episode_key = ["r1", "r2", "r3", "r4"]     # all added alone
+    >>> s.neighbours = neighbour_context(np.eye(4, dtype=np.float32), np.arange(4), 1)
+    >>> episode_scores(s, np.arange(4), s.valid_at, 0, 60.0).tolist()   # b: said next to a
+    [1.0, 1.0, 0.0, 0.0]
     """
     near = np.abs(valid_at - valid_at[best]) <= episode_minutes * 60
     if scope.time_stated is not None:
@@ -397,6 +419,12 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
         anchor = scope.episode_key[rows[best]]
         if anchor is not None:
             near |= np.array([scope.episode_key[i] == anchor for i in rows], bool)
+    nb = scope.neighbours
+    if nb is not None:
+        places = nb.places(scope.n)
+        at = places[rows[best]]
+        if at >= 0:                     # the anchor was added alone: its neighbour window
+            near |= (places[rows] >= nb.lo[at]) & (places[rows] < nb.hi[at])
     return near.astype(np.float64)
 
 

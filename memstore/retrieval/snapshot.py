@@ -97,7 +97,8 @@ class Snapshot:
             q = q / max(float(np.linalg.norm(q)), 1e-12)
             cos = self.vecs @ q
         if keep is None:
-            nb = self.neighbours if self.neighbour_key == (neighbour_window, neighbour_gap_us) \
+            # no neighbours without the semantic channel, as load_scope (the episode reads them too)
+            nb = None if cos is None else self.neighbours if self.neighbour_key == (neighbour_window, neighbour_gap_us) \
                 else _neighbours(self.vecs, self.conv_group, self.valid_us, self.ids, neighbour_window,
                                  neighbour_gap_us)
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
@@ -112,8 +113,8 @@ class Snapshot:
                       slot_family=[self.slot_family[i] for i in keep], person=person[keep],
                       episode_key=[self.episode_key[i] for i in keep], time_stated=self.time_stated[keep],
                       conv_group=group, conv_dot=conversation_dot(self.vecs[keep], group),
-                      neighbours=_neighbours(self.vecs[keep], group, self.valid_us[keep], ids, neighbour_window,
-                                             neighbour_gap_us),
+                      neighbours=None if cos is None else _neighbours(self.vecs[keep], group, self.valid_us[keep],
+                                                                      ids, neighbour_window, neighbour_gap_us),
                       cosine=None if cos is None else cos[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 

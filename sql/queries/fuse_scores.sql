@@ -48,9 +48,12 @@
 --              (valid_from given by a timestamp, not the storage time: valid_from <> created_at),
 --              said within $episode_minutes of the anchor. Storage times say nothing about when
 --              something was said (sessions imported one after another are seconds apart), so
---              memories without a stated time group by add() call only. Facts from the best
---              match's conversation come along (pseudo-relevance feedback on the conversation; the
---              value depends on the best candidate, the denominator still does not)
+--              memories without a stated time group by add() call only. A memory added alone
+--              (facts stored one by one) has the conversation its smoothing reads: when the anchor
+--              is one, the memories added alone within $nb_window places of it in the order said
+--              (the same run: no pause of more than $episode_minutes) are its episode too. Facts
+--              from the best match's conversation come along (pseudo-relevance feedback on the
+--              conversation; the value depends on the best candidate, the denominator still does not)
 --   time     = for a query that names periods (memstore/retrieval/query_time.py: a day, a month of a
 --              year, a year: [$qtime_start, $qtime_end); a month without a year: $qtime_months, that
 --              month of the memory's year, the year before and after): exp(-ln 2 * days between the
@@ -94,6 +97,10 @@ alone_said AS (
 ),
 alone AS (
     SELECT *, sum(pause) OVER (ORDER BY pos) AS run FROM alone_said
+),
+alone_placed AS (
+    -- their places for the episode: none when only one memory is alone (no window, as for the smoothing)
+    SELECT id, pos, run FROM alone WHERE (SELECT count(*) FROM alone) > 1
 ),
 nb_pairs AS (
     -- each of them with those within $nb_window places in its run (itself included)
@@ -216,9 +223,10 @@ scored AS (
                        epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0))::BIGINT - s.t,
                        s.t - epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0) + INTERVAL 1 MONTH)::BIGINT,
                        0) / 86400.0 / $time_half_life_days))))), 0))::DOUBLE AS time,
-           s.valid_at, s.episode_key, s.time_stated
+           s.valid_at, s.episode_key, s.time_stated, al.pos AS nb_pos, al.run AS nb_run
     FROM candidates c
     JOIN scope s ON s.id = c.id
+    LEFT JOIN alone_placed al ON al.id = c.id
     LEFT JOIN sem ON sem.id = c.id
     LEFT JOIN kw ON kw.id = c.id
     LEFT JOIN ent ON ent.id = c.id
@@ -230,13 +238,17 @@ base AS (
 ),
 anchor AS (
     -- the best candidate before the episode signal: its time marks the episode
-    SELECT valid_at AS anchor_at, episode_key AS anchor_key, time_stated AS anchor_stated FROM base ORDER BY base_sum DESC, id LIMIT 1
+    SELECT valid_at AS anchor_at, episode_key AS anchor_key, time_stated AS anchor_stated, nb_pos AS anchor_pos,
+           nb_run AS anchor_run
+    FROM base ORDER BY base_sum DESC, id LIMIT 1
 ),
 episodic AS (
-    SELECT b.* EXCLUDE (base_sum, valid_at, episode_key, time_stated, time), b.base_sum,
+    SELECT b.* EXCLUDE (base_sum, valid_at, episode_key, time_stated, time, nb_pos, nb_run), b.base_sum,
            CASE WHEN b.episode_key = a.anchor_key
                   OR (b.time_stated AND a.anchor_stated
                       AND abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60)
+                  -- the anchor added alone: the memories added alone within its neighbour window
+                  OR (b.nb_run = a.anchor_run AND abs(b.nb_pos - a.anchor_pos) <= $nb_window)
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
            b.time
     FROM base b CROSS JOIN anchor a
