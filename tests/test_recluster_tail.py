@@ -235,3 +235,24 @@ def test_a_pass_runs_duckdb_on_its_threads_and_gives_the_setting_back(store_path
     assert out["complete"] and len(during) >= 2 and set(during) == {1}
     assert db.scalar(setting) == before and before != 1
     m.close()
+
+
+def test_a_failed_background_pass_is_not_restarted_at_every_commit(store_path):
+    m = _open(store_path)
+    _add_round(m, "first")
+    m.close()
+    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.1)
+    db = m._rt.db
+    state = auto_state(db)
+    state.wait(30)
+    assert state.runs and state.error is None
+    broken = '[{"memories": {"end": 3, "keys": [["a", "b"]]}}]'     # behind the API's back: a run end no
+    db.run("x", [broken], sql="INSERT OR REPLACE INTO store_meta VALUES ('cluster_runs', ?)", writes=True)
+    state.every_s = 0
+    _add_round(m, "second")                             # pass can read: every pass fails from here on
+    state.wait(30)
+    assert state.error is not None and len(state.runs) == 1
+    failed_at = state.failed_at
+    _add_round(m, "third")                              # due again, but no second try within RETRY_S
+    assert not state.running() and state.failed_at == failed_at
+    m.close()

@@ -70,6 +70,7 @@ SLICE_S = 2.0                   # a background slice aims at this many seconds (
 TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
 MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
 MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
+RETRY_S = 600.0                 # a pass that failed is not started again before this many seconds
 
 
 class RunLost(RuntimeError):
@@ -386,6 +387,7 @@ class Maintenance:
         self.runs: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self.active = 0                        # passes running now (background or optimize())
+        self.failed_at = -float("inf")         # when the last background pass failed (retried after RETRY_S)
 
     def running(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
@@ -425,6 +427,8 @@ class Maintenance:
         """Start a background pass when one is due (see the module doc). Returns True if started."""
         if self.min_rows <= 0 or db.read_only or self.stop_event.is_set() or self.running() or self.active:
             return False
+        if time.monotonic() - self.failed_at < RETRY_S:
+            return False            # a failed pass is not restarted at every commit (its error stays in .error)
         total = self.count(db, small_exact=True)
         tail_limit = self.tail_rows if self.tail and self.recorded_runs else None
         if not due(total, self.clustered_rows, self.min_rows, self.share, tail_limit):
@@ -450,6 +454,7 @@ class Maintenance:
             log.info("re-cluster of %s: %s", db.path, out)
         except BaseException as exc:  # noqa: BLE001 - a background maintenance step must not crash anything
             self.error = exc
+            self.failed_at = time.monotonic()
             log.warning("re-cluster of %s failed (%s: %s); searches stay correct, only slower",
                         db.path, type(exc).__name__, exc)
 
