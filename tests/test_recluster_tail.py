@@ -256,3 +256,16 @@ def test_a_failed_background_pass_is_not_restarted_at_every_commit(store_path):
     _add_round(m, "third")                              # due again, but no second try within RETRY_S
     assert not state.running() and state.failed_at == failed_at
     m.close()
+
+
+def test_after_a_reset_the_lost_run_counts_every_new_memory_as_tail(store_path):
+    m = _sorted_store(store_path)
+    state = auto_state(m._rt.db)
+    assert state.count(m._rt.db, force=True) == state.clustered_rows == 60
+    m.reset()                                           # store_meta (and its run ends) survive a reset
+    m._rt.db.run("queries/admin/checkpoint")
+    _add_round(m, "new", per_user=2)
+    assert state.count(m._rt.db, force=True) == 20 and state.clustered_rows == 0     # all tail: due again
+    out = recluster_pass(m._rt.db, slice_rows=50, full=False)
+    assert out["mode"] == "full" and out["complete"] and _runs_of([r[2] for r in _rows(m)]) == 1
+    m.close()

@@ -111,8 +111,10 @@ def resolve_run(db: Database, run: Run) -> dict[str, int] | None:
 
 
 def tail_rows(db: Database, runs: list[Run]) -> int | None:
-    """Memories after the last recorded run (by its recorded end, not verified: the trigger's
-    cheap count), or None without runs."""
+    """Memories after the last recorded run (the trigger's count: one row-id lookup when the end
+    did not move), all of them when its end is lost (a reset or a scrub deleted its rows: the next
+    pass is a full one), or None without runs."""
     if not runs or "memories" not in runs[-1]:
         return None
-    return int(db.scalar(load_sql("queries/admin/recluster_tail_rows"), {"end": int(runs[-1]["memories"]["end"])}) or 0)
+    end = resolve_end(db, "memories", runs[-1]["memories"])
+    return int(db.scalar(load_sql("queries/admin/recluster_tail_rows"), {"end": end or 0}) or 0)
