@@ -246,15 +246,28 @@ def test_a_failed_background_pass_is_not_restarted_at_every_commit(store_path):
     state = auto_state(db)
     state.wait(30)
     assert state.runs and state.error is None
-    broken = '[{"memories": {"end": 3, "keys": [["a", "b"]]}}]'     # behind the API's back: a run end no
-    db.run("x", [broken], sql="INSERT OR REPLACE INTO store_meta VALUES ('cluster_runs', ?)", writes=True)
+    def fail(name, sql, params, took):                  # every pass fails from here on (a statement error)
+        if name == "optimize:refill:memories":
+            raise RuntimeError("disk full")
+    db.trace = fail
     state.every_s = 0
-    _add_round(m, "second")                             # pass can read: every pass fails from here on
+    _add_round(m, "second")
     state.wait(30)
     assert state.error is not None and len(state.runs) == 1
     failed_at = state.failed_at
     _add_round(m, "third")                              # due again, but no second try within RETRY_S
     assert not state.running() and state.failed_at == failed_at
+    m.close()
+
+
+def test_run_ends_written_wrong_behind_the_apis_back_count_as_no_run(store_path):
+    m = _sorted_store(store_path)
+    db = m._rt.db
+    for broken in ('[{"memories": {"end": 3, "keys": [["a", "b"]]}}]', '{"x": 1}', 'not json'):
+        db.run("x", [broken], sql="INSERT OR REPLACE INTO store_meta VALUES ('cluster_runs', ?)", writes=True)
+        assert read_runs(db) == [] and auto_state(db).count(db, force=True) == 60
+    _add_round(m, "later", per_user=1)
+    assert recluster_pass(db, slice_rows=50, full=False)["mode"] == "full"
     m.close()
 
 

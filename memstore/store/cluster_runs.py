@@ -59,7 +59,16 @@ def read_runs(db: Database) -> list[Run]:
         runs = json.loads(raw) if raw else []
     except ValueError:
         return []
-    return runs if isinstance(runs, list) else []
+    return runs if isinstance(runs, list) and all(_well_formed(r) for r in runs) else []
+
+
+def _well_formed(run: Any) -> bool:
+    """A run as mark_end writes it (anything else in the meta counts as no run: a full pass)."""
+    return isinstance(run, dict) and all(
+        isinstance(run.get(t), dict) and isinstance(run[t].get("end"), int) and run[t]["end"] >= 0
+        and isinstance(run[t].get("keys"), list)
+        and all(isinstance(k, list) and len(k) == len(cols) for k in run[t]["keys"])
+        for t, cols in RUN_KEYS.items())
 
 
 def write_runs(db: Database, runs: list[Run]) -> None:
