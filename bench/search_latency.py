@@ -9,6 +9,11 @@
     python bench/search_latency.py --sizes 10000000 --by-scope-from 5000000 --scope-size 1000 --hnsw-max 0 \
         --prebuilt DIR --in-place       # 10M (22 GiB): built once into DIR, then measured there, no copy
 
+    python bench/search_latency.py --sizes 1000000 --by-scope-from 1000000 --hnsw-max 0 --queries 200 \
+        --prebuilt DIR --tail 100000 --tail-pass tail     # (then --tail-pass full: the old full pass)
+        # the steady state: the 1M store sorted by scope plus 100k memories appended by random users;
+        # searches before / during / after the pass that sorts them, the pass's time and RSS
+
 --locomo: the five LoCoMo dev conversations' observation facts stored as memories (infer=False, bundled
 ONNX embedder; ~270 memories a scope, ~1.3k in the file), then every question searched with every
 channel on: whole search() (query embedding + analysis + statements + fusion) and each stage's p50.
@@ -40,6 +45,7 @@ from memstore.retrieval.search import candidate_table  # noqa: E402
 
 
 EXTRA_CONFIG: dict = {}     # --threads N: {"threads": N} for every Memory opened here
+PASS_THREADS = 0            # --pass-threads N: DuckDB threads while the --tail run's pass runs (0: the store's)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -153,6 +159,124 @@ def rss_mib() -> tuple[float, float]:
     return psutil.Process().memory_info().rss / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float) -> tuple[list[float], object]:  # noqa: ANN001
+    """Searches (and an add every 20) while the store's background pass runs; prints their figures,
+    the pass's and the RSS reached meanwhile. Returns the store-side times and the pass's result."""
+    during, during_store, add_wait = [], [], []
+    rss_during = 0.0
+    while state.running():
+        timings: dict[str, float] = {}
+        candidate_table(m._rt, _query(rng), filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20,
+                        timings=timings)
+        during_store.append(timings["sql"] + timings.get("fusion", 0.0))
+        c = time.perf_counter()
+        m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
+        during.append(time.perf_counter() - c)
+        rss_during = max(rss_during, rss_mib()[0])
+        if len(during) % 20 == 0:    # an add now and then: writers wait for one slice at most
+            c = time.perf_counter()
+            m.add(f"w{rng.integers(0, 2000)} w{rng.integers(0, 2000)} entity3", user_id=f"user{rng.integers(0, users)}",
+                  infer=False)
+            add_wait.append(time.perf_counter() - c)
+    state.wait()
+    cur, peak = rss_mib()
+    print(f"after the re-cluster: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB; RSS during the pass up to "
+          f"{rss_during:.0f} MiB", flush=True)
+    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
+    run_out = state.runs[-1] if state.runs else state.error
+    print(f"re-cluster (started by the store, no optimize() call): {time.perf_counter() - t:.1f} s "
+          f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
+          f"whole search() {ms(during) if during else '-'}", flush=True)
+    if add_wait:
+        print(f"re-cluster: {len(add_wait)} adds meanwhile (writers wait for a slice): {ms(add_wait)}, "
+              f"max {max(add_wait) * 1000:.0f} ms; load average {os.getloadavg()}", flush=True)
+    return during_store, run_out
+
+
+def _open(path: str, auto: bool) -> Memory:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the synthetic store's vectors come from no embedder
+        return Memory(path, config={"embedder": {"provider": "hashing"}, **EXTRA_CONFIG,
+                                    "search": {} if auto else {"auto_cluster_min_rows": 0}})
+
+
+def _append(path: str, n: int, users: int) -> None:
+    """Append the tail in a child process (its memory is not the measured process's)."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    code = (f"import sys; sys.path[:0] = {[str(here), str(here.parent)]!r}; from synthetic_store import append_tail; "
+            f"append_tail({path!r}, {n}, {users})")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None, tail: int, mode: str) -> dict:
+    """The steady state of a store that grows by adds: `size` memories sorted by scope (one recorded
+    run) plus `tail` memories appended by random users. Searches before, during and after the pass
+    that sorts them: `mode` "tail" (sorts the tail into a second run) or "full" (rewrites the whole
+    table: what every pass did before tail passes). Both start from the same trigger (share 5%:
+    main's 10% would not start at 100k of 1.1M)."""
+    import shutil
+
+    from memstore.store.optimize import auto_state
+
+    path = str(Path(tmp) / f"s{size}.duckdb")
+    print(f"\n## {size:,} memories sorted by scope + {tail:,} appended by random users ({users:,} users); "
+          f"the pass: {mode}", flush=True)
+    root = Path(prebuilt) if prebuilt else Path(tmp)
+    base, saved = root / f"s{size}-u{users}-scope.duckdb", root / f"s{size}-u{users}-scope-tail{tail}.duckdb"
+    t0 = time.perf_counter()
+    if saved.exists():
+        shutil.copyfile(saved, path)
+        print(f"copied the store built before: {saved}")
+    else:
+        if not base.exists():
+            _build(str(base), size, users, True)
+        shutil.copyfile(base, path)
+        _append(path, tail, users)
+        if prebuilt:
+            shutil.copyfile(path, saved)
+    print(f"ready in {time.perf_counter() - t0:.0f} s; file {os.path.getsize(path) / 2**30:.2f} GiB; "
+          f"load average {os.getloadavg()}", flush=True)
+    fig: dict = {"size": size, "users": users, "tail": tail, "mode": mode}
+    rng = np.random.default_rng(1)
+    m = _open(path, auto=False)
+    a = measure(m, rng, users, queries, f"sorted + {tail:,} tail, re-cluster off")
+    fig.update(first_p50=a["store_p50"], first_p95=a["store_p95"])
+    m.close()
+    m = _open(path, auto=False)
+    state = auto_state(m._rt.db)        # the store's own trigger, turned on here with the pass chosen
+    state.min_rows, state.share, state.tail = 1, 0.05, mode == "tail"
+    state.threads = PASS_THREADS or None
+    for _ in range(5):                  # warm-up, as in measure(): the first searches of a process load things
+        m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
+    cur, peak = rss_mib()
+    print(f"before the pass: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
+    state.count(m._rt.db, force=True)
+    t = time.perf_counter()
+    if not state.check(m._rt.db):
+        print("no pass due")
+    during_store, run_out = during_pass(m, state, rng, users, t)
+    if during_store:
+        fig.update(during_p50=pct(during_store, .5), during_p95=pct(during_store, .95))
+    b = measure(m, rng, users, queries, f"after the {mode} pass")
+    fig.update(store_p50=b["store_p50"], store_p95=b["store_p95"], search_p50=b["search_p50"],
+               pass_s=run_out.get("seconds") if isinstance(run_out, dict) else None)
+    if during_store:
+        print(f"[{mode}] store side p95 during the pass / after it: {fig['during_p95'] / b['store_p95']:.1f}x "
+              f"(target <= 2x); / before it (sorted + tail): {fig['during_p95'] / fig['first_p95']:.1f}x; "
+              f"p50 during / after {fig['during_p50'] / b['store_p50']:.1f}x")
+    print(f"[{mode}] before the pass / after it: p95 {fig['first_p95'] / b['store_p95']:.1f}x, "
+          f"p50 {fig['first_p50'] / b['store_p50']:.1f}x (what the {tail:,} unsorted rows cost a search)")
+    m.close()
+    cur, peak = rss_mib()
+    fig.update(peak_rss=peak)
+    print(f"memstore process: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
+    return fig
+
+
 def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_scope: bool = False,
         prebuilt: str | None = None, in_place: bool = False) -> dict:
     path = str(Path(tmp) / f"s{size}.duckdb")
@@ -205,34 +329,8 @@ def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_sco
     t = time.perf_counter()
     m = open_store(auto=True)
     state = auto_state(m._rt.db)
-    during, during_store, add_wait = [], [], []
-    rss_during = 0.0
-    while state.running():
-        timings: dict[str, float] = {}
-        candidate_table(m._rt, _query(rng), filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20,
-                        timings=timings)
-        during_store.append(timings["sql"] + timings.get("fusion", 0.0))
-        c = time.perf_counter()
-        m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
-        during.append(time.perf_counter() - c)
-        if len(during) % 20 == 0:    # an add now and then: writers wait for one slice at most
-            c = time.perf_counter()
-            m.add(f"w{rng.integers(0, 2000)} w{rng.integers(0, 2000)} entity3", user_id=f"user{rng.integers(0, users)}",
-                  infer=False)
-            add_wait.append(time.perf_counter() - c)
-            rss_during = max(rss_during, rss_mib()[0])
-    state.wait()
-    cur, peak = rss_mib()
-    print(f"after the re-cluster: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB", flush=True)
-    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
-    run_out = state.runs[-1] if state.runs else state.error
-    print(f"re-cluster (started by the store at open, no optimize() call): {time.perf_counter() - t:.1f} s "
-          f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
-          f"whole search() {ms(during) if during else '-'}", flush=True)
-    if add_wait:
-        print(f"re-cluster: {len(add_wait)} adds meanwhile (writers wait for a slice): {ms(add_wait)}, "
-              f"max {max(add_wait) * 1000:.0f} ms; RSS at those adds up to {rss_during:.0f} MiB; "
-              f"load average {os.getloadavg()}", flush=True)
+    during_store, run_out = during_pass(m, state, rng, users, t)
+    during = during_store
     if during:
         fig.update(during_p50=pct(during_store, .5), during_p95=pct(during_store, .95))
     b = measure(m, rng, users, queries, "after the re-cluster" if state.runs else "no re-cluster due")
@@ -272,7 +370,7 @@ def growth(figs: list[dict]) -> None:
     names = [("first_p50", "store side p50, before any re-cluster", 1000), ("first_p95", "  p95", 1000),
              ("during_p50", "store side p50 during the re-cluster", 1000), ("during_p95", "  p95", 1000),
              ("store_p50", "store side p50, maintained", 1000), ("store_p95", "  p95", 1000),
-             ("search_p50", "whole search() p50, maintained", 1000), ("peak_rss", "memstore peak RSS (MiB)", 1),
+             ("search_p50", "whole search() p50, maintained", 1000), ("pass_s", "the pass (s)", 1), ("peak_rss", "memstore peak RSS (MiB)", 1),
              ("build_rss", "builder peak RSS (MiB)", 1)]
     print("\n## growth with the store size (ms unless said; x = ratio to the first size)")
     print(f"{'figure':<40}" + "".join(f"{f['size']:>12,} mem" for f in figs))
@@ -306,11 +404,21 @@ def main() -> None:
     ap.add_argument("--in-place", action="store_true",
                     help="with --prebuilt: build into DIR and measure that store itself, not a copy (a 10M "
                          "store is 22 GB; the run writes a few adds to it only while a re-cluster runs)")
+    ap.add_argument("--tail", type=int, default=0, metavar="N",
+                    help="the steady state instead: each size sorted by scope (lean builder) plus N memories "
+                         "appended by random users; searches before / during / after the pass that sorts them")
+    ap.add_argument("--tail-pass", choices=("tail", "full"), default="tail",
+                    help="with --tail: the pass a sorted store runs (tail: only the tail into a second run; "
+                         "full: the whole table, as every pass did before)")
+    ap.add_argument("--pass-threads", type=int, default=0, metavar="N",
+                    help="with --tail: DuckDB threads while the pass runs (Maintenance.threads; 0: unchanged)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
     args = ap.parse_args()
     if args.threads:
         EXTRA_CONFIG["threads"] = args.threads
+    global PASS_THREADS
+    PASS_THREADS = args.pass_threads
     if args.workdir:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="memstore-latency-") as tmp:
@@ -319,9 +427,12 @@ def main() -> None:
         figs = []
         for size in args.sizes:
             users = max(1, size // args.scope_size) if args.scope_size else args.users
-            figs.append(run(size, users, args.queries, tmp, hnsw=size <= args.hnsw_max,
-                            by_scope=size >= args.by_scope_from, prebuilt=args.prebuilt,
-                            in_place=args.in_place))
+            if args.tail:
+                figs.append(run_tail(size, users, args.queries, tmp, args.prebuilt, args.tail, args.tail_pass))
+            else:
+                figs.append(run(size, users, args.queries, tmp, hnsw=size <= args.hnsw_max,
+                                by_scope=size >= args.by_scope_from, prebuilt=args.prebuilt,
+                                in_place=args.in_place))
             for f in Path(tmp).glob(f"s{size}.duckdb*"):      # the next size needs the disk
                 f.unlink()
         growth(figs)

@@ -13,7 +13,9 @@ import numpy as np
 import pyarrow as pa
 
 from memstore.core.ids import entity_id
-from memstore.store.database import Database, vectors_table
+from memstore.store.database import Database
+from memstore.store.recluster import mark_sorted
+from memstore.store.write_values import vectors_table
 
 VOCAB_SIZE = 20_000
 N_ENTITIES = 5_000
@@ -47,35 +49,64 @@ def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: 
             users = names[idx * n_users // n_memories]
         else:
             users = np.array([f"user{u}" for u in rng.integers(0, n_users, n)])
-        vec = rng.standard_normal((n, dim)).astype(np.float32)
-        vec /= np.linalg.norm(vec, axis=1, keepdims=True)
-        ids = [f"m{i:08d}" for i in idx]
-        n_terms = rng.integers(4, 12, n)
-        term_mem = np.repeat(np.arange(n), n_terms)
-        terms = _words(rng, int(n_terms.sum()))
-        texts = [""] * n
-        for j, t in zip(term_mem, terms):
-            texts[j] += f"w{t} "
-        scope = np.array([f"u={u}|a=|r=" for u in users])
-        db.insert_arrow("memories", vectors_table(
-            vec, dim, id=ids, memory=[t.strip() for t in texts],
-            hash=[hashlib.md5(t.encode()).hexdigest() for t in texts], user_id=users, scope_key=scope,
-            doc_len=pa.array(n_terms, pa.int32()),
-            created_at=pa.array([now - dt.timedelta(minutes=int(i)) for i in idx], pa.timestamp("us"))))
-        db.insert_arrow("keyword_postings", pa.table({
-            "memory_id": np.array(ids)[term_mem], "scope_key": scope[term_mem], "user_id": users[term_mem],
-            "term": [f"w{t}" for t in terms], "tf": pa.array(np.ones(len(terms), np.int32))}))
-        n_ent = rng.integers(1, 4, n)
-        ent_mem = np.repeat(np.arange(n), n_ent)
-        ent_pick = np.minimum(rng.zipf(1.5, int(n_ent.sum())), N_ENTITIES) - 1
-        db.insert_arrow("entity_postings", pa.table({
-            "entity_id": eids[ent_pick], "memory_id": np.array(ids)[ent_mem], "scope_key": scope[ent_mem],
-            "user_id": users[ent_mem]}))
+        _append_chunk(db, rng, [f"m{i:08d}" for i in idx], users, eids, dim,
+                      [now - dt.timedelta(minutes=int(i)) for i in idx])
         log(f"  {start + n:>9,} memories  {time.perf_counter() - t0:6.1f} s")
-    if by_scope:        # sorted by user as it was written: the re-cluster has nothing to do
-        db.run("queries/set_clustered_rows", {"rows": n_memories}, writes=True)
+    if by_scope:        # sorted by user as it was written: one sorted run, the next pass sorts only the tail
+        mark_sorted(db)
     db.con.execute("CHECKPOINT")
     return db
+
+
+def _append_chunk(db: Database, rng: np.random.Generator, ids: list[str], users: np.ndarray, eids: np.ndarray,
+                  dim: int, created: list[dt.datetime]) -> None:
+    """Memories `ids` of `users` (in that order) with their keyword and entity postings."""
+    n = len(ids)
+    vec = rng.standard_normal((n, dim)).astype(np.float32)
+    vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+    n_terms = rng.integers(4, 12, n)
+    term_mem = np.repeat(np.arange(n), n_terms)
+    terms = _words(rng, int(n_terms.sum()))
+    texts = [""] * n
+    for j, t in zip(term_mem, terms):
+        texts[j] += f"w{t} "
+    scope = np.array([f"u={u}|a=|r=" for u in users])
+    db.insert_arrow("memories", vectors_table(
+        vec, dim, id=ids, memory=[t.strip() for t in texts],
+        hash=[hashlib.md5(t.encode()).hexdigest() for t in texts], user_id=users, scope_key=scope,
+        doc_len=pa.array(n_terms, pa.int32()),
+        created_at=pa.array(created, pa.timestamp("us"))))
+    db.insert_arrow("keyword_postings", pa.table({
+        "memory_id": np.array(ids)[term_mem], "scope_key": scope[term_mem], "user_id": users[term_mem],
+        "term": [f"w{t}" for t in terms], "tf": pa.array(np.ones(len(terms), np.int32))}))
+    n_ent = rng.integers(1, 4, n)
+    ent_mem = np.repeat(np.arange(n), n_ent)
+    ent_pick = np.minimum(rng.zipf(1.5, int(n_ent.sum())), N_ENTITIES) - 1
+    db.insert_arrow("entity_postings", pa.table({
+        "entity_id": eids[ent_pick], "memory_id": np.array(ids)[ent_mem], "scope_key": scope[ent_mem],
+        "user_id": users[ent_mem]}))
+
+
+def append_tail(path: str, n: int, n_users: int, dim: int = 384, seed: int = 11, chunk: int = 50_000,
+                memory_limit: str | None = "512MB") -> None:
+    """Append `n` memories of random users (append order: what adds leave after a re-cluster) to a
+    store sorted by scope, whose sorted run is recorded first if no pass recorded one (the builders
+    write in scope order)."""
+    from memstore.store.cluster_runs import read_runs
+
+    db = Database(path, dim=dim, embedder="synthetic", memory_limit=memory_limit)
+    if not read_runs(db):
+        mark_sorted(db)
+    rng = np.random.default_rng(seed)
+    eids = np.array([entity_id(f"entity{i}") for i in range(N_ENTITIES)])
+    now = dt.datetime(2026, 6, 1)
+    for start in range(0, n, chunk):
+        k = min(chunk, n - start)
+        users = np.array([f"user{u}" for u in rng.integers(0, n_users, k)])
+        _append_chunk(db, rng, [f"t{i:08d}" for i in range(start, start + k)], users, eids, dim,
+                      [now + dt.timedelta(seconds=int(i)) for i in range(start, start + k)])
+    db.con.execute("CHECKPOINT")
+    db.close()
 
 
 def build_store_sql(path: str, n_memories: int, n_users: int, dim: int = 384, chunk: int = 1_000_000,
@@ -122,6 +153,6 @@ def build_store_sql(path: str, n_memories: int, n_users: int, dim: int = 384, ch
                 FROM _chunk) c, (SELECT list(id ORDER BY k) AS ids FROM _ent) ents""")
         con.execute("CHECKPOINT")
         log(f"  {start + n:>11,} memories  {time.perf_counter() - t0:6.1f} s")
-    db.run("queries/set_clustered_rows", {"rows": n_memories}, writes=True)
+    mark_sorted(db)     # sorted by user as it was written: one sorted run, the next pass sorts only the tail
     con.execute("CHECKPOINT")
     return db

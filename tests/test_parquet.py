@@ -165,6 +165,29 @@ def test_import_gives_identical_frames_and_search_results(source, exported, tmp_
         copy.close()
 
 
+def test_import_keeps_no_sorted_runs_of_the_source(tmp_path, nlp_runtime):
+    """Where the source's sorted runs ended says nothing about the copy's rows: the copy records
+    none (its first re-cluster pass is a full one), and every other store_meta row comes along."""
+    from memstore.store.cluster_runs import META_KEY, read_runs
+    from memstore.store.recluster import mark_sorted
+
+    src = Memory(tmp_path / "runs.duckdb", config=HASHING)
+    try:
+        _fill(src)
+        mark_sorted(src.db)
+        assert read_runs(src.db), "the source records its sorted run"
+        src.export_parquet(tmp_path / "out")
+    finally:
+        src.close()
+    copy = Memory.import_parquet(tmp_path / "out", tmp_path / "copy.duckdb")
+    try:
+        assert copy.db.meta(META_KEY) is None and read_runs(copy.db) == []
+        assert copy.db.meta("dim") is not None
+        assert copy.doctor().is_empty()
+    finally:
+        copy.close()
+
+
 def _copy_export(src: Path, dst: Path) -> Path:
     import shutil
 

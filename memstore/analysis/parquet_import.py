@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.manifest import FORMAT, MANIFEST, parquet_rows, read_manifest, sha256_file  # noqa: F401
 from memstore.analysis.parquet_export import store_tables
+from memstore.store.cluster_runs import META_KEY as RUNS_KEY
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import ExportError
 from memstore.store.sqlfiles import migration_files
@@ -69,12 +70,19 @@ def load_export(db: Database, directory: str | os.PathLike, manifest: dict[str, 
             counts[table] = sum(f["rows"] for f in manifest["files"] if f["table"] == table)
             if not paths:
                 continue
+            keep = ""
             if table == "store_meta":      # the new store wrote its own dim/embedder rows already
-                db.run("import:store_meta", {"files": paths},
-                       sql="DELETE FROM store_meta WHERE key IN (SELECT key FROM read_parquet($files))")
-            inserted = db.run(f"import:{table}", {"files": paths}, sql=(
+                # where the source's sorted runs ended says nothing about the rows here: this store
+                # keeps its own (memstore/store/cluster_runs.py); the imported rows are its tail
+                keep = " WHERE key <> $runs"
+                runs = {"files": paths, "runs": RUNS_KEY}
+                counts[table] -= db.rows("import:store_meta_runs", runs, sql=(
+                    "SELECT count(*) FROM read_parquet($files) WHERE key = $runs"))[0][0]
+                db.run("import:store_meta", runs, sql=(
+                    "DELETE FROM store_meta WHERE key IN (SELECT key FROM read_parquet($files)) AND key <> $runs"))
+            inserted = db.run(f"import:{table}", {"files": paths, **({"runs": RUNS_KEY} if keep else {})}, sql=(
                 f"INSERT INTO {sql_ident(table)} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)"
-            )).fetchone()[0]
+                + keep)).fetchone()[0]
             if inserted != counts[table]:
                 raise ExportError(f"import of {table} inserted {inserted} rows, the manifest says {counts[table]}")
     return counts

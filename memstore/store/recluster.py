@@ -15,6 +15,18 @@ rows to memories and both posting tables and deletes the originals (sql/queries/
 Slices run in user order, so after a pass each table is sorted again (rows added meanwhile form
 the new tail).
 
+Tail passes. Once a pass has sorted the store, later passes sort only what was appended since: a
+tail pass plans, copies and deletes only the rows after the last sorted run (its end per table is
+recorded in store_meta, robust to the row-id renumbering of a vacuum: memstore/store/cluster_runs.py)
+and leaves them as one more sorted run after it. Cost and WAL follow the tail, not the table (1M
+rewritten to place 100k was the old steady state). A search reads one or two row groups per run, so
+runs pile up only to `max_runs` (MAX_RUNS): the pass that would make one more merges every run after
+the first (a pass over the rows after run 1), or rewrites the whole table (a full pass) when those
+later runs hold more than `merge_share` (MERGE_SHARE) of it. optimize() always runs a full pass.
+The trigger (`due`): a store with recorded runs starts a tail pass once its tail passes the smaller
+of `share` of the table and `tail_rows` (TAIL_ROWS): every search reads the whole tail (its row
+groups hold every user), so the tail, not the table, sets what it adds to a search.
+
 Where searches waited (1M memories in append order, 50k-memory slices, measured with a timeline
 of slice phases and searches): not on the copy statements but on the COMMIT. DuckDB checkpoints
 at a COMMIT once the WAL passes 16 MiB; after a slice every row group is partly deleted and the
@@ -39,6 +51,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
+from memstore.store.cluster_runs import Run, mark_end, read_runs, resolve_run, tail_rows, write_runs
 from memstore.store.quoting import sql_ident, sql_string
 from memstore.store.sqlfiles import load_sql
 from memstore.store.unit import write_unit
@@ -54,6 +67,15 @@ SMALL_EVERY_S = 1.0             # below min_rows: a count(*) a second at most (a
 SLICE_ROWS = 50_000             # memories per slice at most (their postings come along: ~9x as many rows)
 MIN_SLICE_ROWS = 2_000          # a time-bounded slice moves at least this many (each slice scans the tables)
 SLICE_S = 2.0                   # a background slice aims at this many seconds (writers wait for one slice)
+TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
+MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
+MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
+RETRY_S = 600.0                 # a pass that failed is not started again before this many seconds
+
+
+class RunLost(RuntimeError):
+    """A tail pass could no longer find where the sorted runs end (their sentinel rows were
+    deleted between two slices): the pass stops, the next one starts from an earlier run."""
 
 
 def _slice_sql(name: str, table: str, lo: str | None) -> str:
@@ -61,22 +83,28 @@ def _slice_sql(name: str, table: str, lo: str | None) -> str:
     return load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*SLICE*/", where)
 
 
-def recluster_slice(db: Database, lo: str | None, hi: str | None) -> None:
-    """Sort one user range of memories and postings to the end of each table (one transaction).
+def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None) -> None:
+    """Sort one user range of memories and postings to the end of each table (one transaction):
+    the range's rows after `run` (a recorded sorted run: a tail pass), or all of them (None).
 
     The COMMIT (it writes the slice's rows to the WAL: ~2 s for 50k memories on a loaded machine)
     runs without the scope cache's lock, which every search takes: the slice moves rows and changes
     no content, so a search reads the same scope on either side of it. The cache records the files
     as the slice left them afterwards (a search that looked in between dropped its copies: correct,
-    only colder)."""
+    only colder). Where the run ends is found again inside the slice's transaction (a checkpoint
+    between slices may have renumbered the rows)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
     with db.write_lock:
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
+            starts = {t: 0 for t in CLUSTERED_TABLES} if run is None else resolve_run(db, run)
+            if starts is None:
+                raise RunLost("the end of the last sorted run is no longer found")
             for table in CLUSTERED_TABLES:
+                p = dict(params, start=starts[table])
                 boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
-                db.run(f"optimize:refill:{table}", params, sql=_slice_sql("recluster_copy", table, lo), writes=True)
-                db.run(f"optimize:clear:{table}", dict(params, boundary=boundary),
+                db.run(f"optimize:refill:{table}", p, sql=_slice_sql("recluster_copy", table, lo), writes=True)
+                db.run(f"optimize:clear:{table}", dict(p, boundary=boundary),
                        sql=_slice_sql("recluster_clear", table, lo), writes=True)
         _follow_files(db, seen)
 
@@ -107,18 +135,62 @@ def checkpoint_keeping_cache(db: Database) -> None:
 
 
 def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float = 0.0,
-                   stop: threading.Event | None = None, slice_s: float = 0.0) -> dict[str, Any]:
-    """Sort the whole store by scope, slice by slice (see the module doc). Returns the memories
-    sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0 sizes
-    each slice to take about that long (at most slice_rows memories); 0: slices of slice_rows."""
+                   stop: threading.Event | None = None, slice_s: float = 0.0, full: bool = True,
+                   max_runs: int = MAX_RUNS, merge_share: float = MERGE_SHARE,
+                   threads: int | None = None) -> dict[str, Any]:
+    """Sort the store by scope, slice by slice (see the module doc): with `full`, the whole table;
+    else only the tail after the recorded runs (or a merge: choose_start). Returns the mode, the
+    memories sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0
+    sizes each slice to take about that long (at most slice_rows memories); 0: slices of slice_rows."""
     state = maintenance_for(db)
     with state.lock:
         state.active += 1               # its own commits start no second pass
     try:
-        return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s)
+        return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s, full=full,
+                     max_runs=max_runs, merge_share=merge_share, threads=threads)
     finally:
         with state.lock:
             state.active -= 1
+
+
+def choose_start(db: Database, runs: list[Run], *, full: bool, max_runs: int,
+                 merge_share: float) -> tuple[int, dict[str, int]]:
+    """How many recorded runs the pass keeps (it sorts what follows them into one more) and each
+    table's first row to sort: all runs (a tail pass) while fewer than max_runs; at max_runs the
+    first only (a merge of the later ones) unless those hold more than merge_share of the memories;
+    none (a full pass) with `full`, without runs, or when no kept run's end can be found."""
+    level = 0 if full or not runs else len(runs) if len(runs) < max_runs else 1
+    if level == 1 and len(runs) > 1:
+        after = tail_rows(db, runs[:1]) or 0
+        if after > merge_share * int(db.scalar("SELECT count(*) FROM memories") or 0):
+            level = 0
+    while level > 0:
+        starts = resolve_run(db, runs[level - 1])
+        if starts is not None:
+            return level, starts
+        level -= 1
+    return 0, {t: 0 for t in CLUSTERED_TABLES}
+
+
+def _rebased(db: Database, run: Run) -> Run:
+    """The run with its ends where they are now (a vacuum moves them down), sentinels renewed so
+    that the next pass finds them with one lookup; as it was when they cannot be found."""
+    starts = resolve_run(db, run)
+    if starts is None or all(starts[t] == run[t]["end"] for t in CLUSTERED_TABLES):
+        return run
+    return mark_end(db, starts)
+
+
+def _meta_unit(db: Database, runs: list[Run] | None, clustered: int | None) -> None:
+    """Record the runs (and the clustered row count) in one write unit that keeps the scope cache."""
+    with db.write_lock:
+        seen = _files_seen(db)
+        with write_unit(db, "optimize", keeps_cache=True):
+            if runs is not None:
+                write_runs(db, runs)
+            if clustered is not None:
+                db.run("queries/set_clustered_rows", {"rows": clustered})
+        _follow_files(db, seen)
 
 
 def next_slice(users: list[tuple[str | None, int]], start: int, budget: int) -> int:
@@ -169,41 +241,84 @@ def wal_held(db: Database) -> Iterator[None]:
                .replace("/*THRESHOLD*/", sql_string(str(before))))
 
 
+@contextlib.contextmanager
+def threads_held(db: Database, threads: int | None) -> Iterator[None]:
+    """DuckDB runs on `threads` worker threads while the pass runs (None: as configured), the old
+    setting back after (also on error or stop)."""
+    if not threads:
+        yield
+        return
+    before = int(db.scalar("SELECT current_setting('threads')"))
+    db.run("queries/admin/recluster_hold_threads",
+           sql=load_sql("queries/admin/recluster_hold_threads").replace("/*THREADS*/", str(int(threads))))
+    try:
+        yield
+    finally:
+        db.run("queries/admin/recluster_hold_threads",
+               sql=load_sql("queries/admin/recluster_hold_threads").replace("/*THREADS*/", str(before)))
+
+
 def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None,
-          slice_s: float, checkpoint_share: float = 0.25) -> dict[str, Any]:
-    """The pass (see recluster_pass); a CHECKPOINT each time `checkpoint_share` of the memories
-    moved: it rewrites the old row groups without the moved rows, so their min/max no longer
-    cover the moved users (a search of a moved user skips them: in the bench, searches during
-    the pass got cheaper as it went), at the cost of rewriting what is left each time."""
+          slice_s: float, full: bool, max_runs: int, merge_share: float, threads: int | None = None,
+          checkpoint_share: float = 0.25) -> dict[str, Any]:
+    """The pass (see recluster_pass). A full pass CHECKPOINTs each time `checkpoint_share` of the
+    memories moved: it rewrites the old row groups without the moved rows, so their min/max no
+    longer cover the moved users (a search of a moved user skips them: in the bench, searches during
+    the pass got cheaper as it went), at the cost of rewriting what is left each time. A tail pass
+    checkpoints once, at its end (its rows are a fraction of the table)."""
     t0 = time.perf_counter()
-    users = db.rows("queries/admin/recluster_plan")
+    runs = read_runs(db)
+    level, starts = choose_start(db, runs, full=full, max_runs=max_runs, merge_share=merge_share)
+    mode = "full" if level == 0 else "tail" if level == len(runs) else "merge"
+    kept = runs[:level]
+    if kept and any(starts[t] != kept[-1][t]["end"] for t in CLUSTERED_TABLES):
+        with db.write_lock:         # a vacuum moved the run's end: record where it is now (each slice
+            kept = [_rebased(db, r) for r in kept]              # then finds it with one lookup a table)
+            starts = resolve_run(db, kept[-1]) or starts
+            _meta_unit(db, kept, None)
+    elif len(kept) < len(runs):     # the runs after `kept` are rewritten: a pass killed midway must not trust them
+        _meta_unit(db, kept, None)
+    run = kept[-1] if kept else None
+    users = db.rows("queries/admin/recluster_plan", starts)
     total = sum(n for _, n in users)
     named = [(u, n) for u, n in users if u is not None]
-    nulls = total - sum(n for _, n in named)
+    nulls = len(named) < len(users)
     slice_rows = max(1, int(slice_rows))
     budget = min(slice_rows, max(MIN_SLICE_ROWS, slice_rows // 4)) if slice_s > 0 else slice_rows
     longest = 0.0
     done = moved = checkpoints = 0
     start = 0
-    with wal_held(db):
+    lost = False
+    with wal_held(db), threads_held(db, threads), contextlib.ExitStack() as held:
         while start < len(named) or nulls:
             if stop is not None and stop.is_set():
                 break
             if start < len(named):
                 end = next_slice(named, start, budget)
                 lo, hi, rows = named[start][0], named[end - 1][0], sum(n for _, n in named[start:end])
-                start = end
             else:
                 lo = hi = None
-                rows, nulls = nulls, 0
+                rows = total - sum(n for _, n in named)
+            if (lo is None or end >= len(named)) and not (lo is not None and nulls):
+                held.enter_context(db.write_lock)   # the last slice: no add between it and the run's end
             s = time.perf_counter()
-            recluster_slice(db, lo, hi)
+            try:
+                recluster_slice(db, lo, hi, run)
+            except RunLost:
+                lost = True
+                break
+            if lo is None:
+                nulls = False
+            else:
+                start = end
             took = time.perf_counter() - s
             longest = max(longest, took)
             done += 1
-            budget = next_budget(budget, rows, took, slice_s, slice_rows)
+            budget = next_budget(budget, max(rows, 1), took, slice_s, slice_rows)
             moved += rows
-            if checkpoint_share > 0 and moved >= checkpoint_share * total and start < len(named):
+            if start >= len(named) and not nulls:
+                break
+            if level == 0 and checkpoint_share > 0 and moved >= checkpoint_share * total and start < len(named):
                 checkpoint_keeping_cache(db)    # the moved users' rows leave the old row groups' min/max:
                 moved = 0                       # their searches skip those row groups from now on
                 checkpoints += 1
@@ -211,27 +326,38 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                 stop.wait(pause * took)
             elif pause > 0:
                 time.sleep(pause * took)
-        complete = start >= len(named) and not nulls
-        if complete:
-            with db.write_lock:
-                seen = _files_seen(db)
-                with write_unit(db, "optimize", keeps_cache=True):
-                    db.run("queries/set_clustered_rows", {"rows": total})
-                _follow_files(db, seen)
-    ck = time.perf_counter()
-    checkpoint_keeping_cache(db)
-    return {"memories": total, "slices": done, "complete": complete, "checkpoints": checkpoints + 1,
-            "longest_slice_s": round(longest, 3),
-            "checkpoint_s": round(time.perf_counter() - ck, 3), "seconds": round(time.perf_counter() - t0, 3)}
+        complete = start >= len(named) and not nulls and not lost
+        ck = time.perf_counter()
+        with db.write_lock:             # the new run's end is read after the checkpoint renumbered the rows
+            checkpoint_keeping_cache(db)
+            checkpoint_s = time.perf_counter() - ck
+            if complete:                # (the checkpoint may also have moved the kept runs' ends)
+                _meta_unit(db, [_rebased(db, r) for r in kept] + [mark_end(db)],
+                           int(db.scalar("SELECT count(*) FROM memories") or 0))
+    return {"mode": mode, "memories": total, "slices": done, "complete": complete, "runs": len(kept) + complete,
+            "checkpoints": checkpoints + 1, "longest_slice_s": round(longest, 3),
+            "checkpoint_s": round(checkpoint_s, 3), "seconds": round(time.perf_counter() - t0, 3)}
 
 
-def due(total: int, clustered: int, min_rows: int, share: float) -> bool:
-    """Is a re-cluster due: a table of at least min_rows whose unclustered tail passes share?
+def mark_sorted(db: Database) -> None:
+    """Record the store as sorted by scope as it is now (one run ending at each table's last row):
+    for a bulk import or builder that wrote every table in scope order, so that the store's next
+    pass is a tail pass, not a full one."""
+    with db.write_lock:
+        _meta_unit(db, [mark_end(db)], int(db.scalar("SELECT count(*) FROM memories") or 0))
+
+
+def due(total: int, clustered: int, min_rows: int, share: float, tail_rows: int | None = None) -> bool:
+    """Is a re-cluster due: a table of at least min_rows whose unclustered tail passes share (with
+    sorted runs recorded, `tail_rows`: the smaller of the two)?
 
     >>> due(total=100_000, clustered=0, min_rows=50_000, share=0.25), due(100_000, 90_000, 50_000, 0.25)
     (True, False)
+    >>> due(1_000_000, 970_000, 50_000, 0.1), due(1_000_000, 970_000, 50_000, 0.1, tail_rows=20_000)
+    (False, True)
     """
-    return min_rows > 0 and total >= min_rows and total - min(clustered, total) > share * total
+    limit = share * total if tail_rows is None else min(share * total, tail_rows)
+    return min_rows > 0 and total >= min_rows and total - min(clustered, total) > limit
 
 
 @dataclass
@@ -244,6 +370,11 @@ class Maintenance:
     pause: float = 1.0                  # sleep this x a slice's duration after it (searches get the CPU)
     every_s: float = CHECK_EVERY_S
     slice_s: float = SLICE_S            # a slice aims at this many seconds (at most slice_rows memories)
+    tail: bool = True                   # passes after the first sort only the tail (False: every pass is full)
+    tail_rows: int = TAIL_ROWS          # a sorted store's tail starts a pass at this many memories (or share)
+    max_runs: int = MAX_RUNS
+    merge_share: float = MERGE_SHARE
+    threads: int | None = None          # DuckDB threads while a background pass runs (None: as configured)
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -251,10 +382,12 @@ class Maintenance:
         self.thread: threading.Thread | None = None
         self.total_rows: int | None = None     # memories at the last count
         self.clustered_rows = 0                # of which sorted by the last pass
+        self.recorded_runs = 0                 # sorted runs recorded (a tail pass is possible)
         self.counted_at = -float("inf")
         self.runs: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self.active = 0                        # passes running now (background or optimize())
+        self.failed_at = -float("inf")         # when the last background pass failed (retried after RETRY_S)
 
     def running(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
@@ -279,7 +412,10 @@ class Maintenance:
         every = min(SMALL_EVERY_S, self.every_s) if small else self.every_s
         if force or self.total_rows is None or now - self.counted_at >= every:
             self.total_rows = int(db.scalar("SELECT count(*) FROM memories") or 0)
-            self.clustered_rows = int(db.meta("clustered_rows") or 0)
+            runs = read_runs(db)
+            tail = tail_rows(db, runs)
+            self.clustered_rows = int(db.meta("clustered_rows") or 0) if tail is None else self.total_rows - tail
+            self.recorded_runs = len(runs)
             self.counted_at = now
         return int(self.total_rows or 0)
 
@@ -291,8 +427,11 @@ class Maintenance:
         """Start a background pass when one is due (see the module doc). Returns True if started."""
         if self.min_rows <= 0 or db.read_only or self.stop_event.is_set() or self.running() or self.active:
             return False
+        if time.monotonic() - self.failed_at < RETRY_S:
+            return False            # a failed pass is not restarted at every commit (its error stays in .error)
         total = self.count(db, small_exact=True)
-        if not due(total, self.clustered_rows, self.min_rows, self.share):
+        tail_limit = self.tail_rows if self.tail and self.recorded_runs else None
+        if not due(total, self.clustered_rows, self.min_rows, self.share, tail_limit):
             return False
         if db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'memories'"):
             return False            # rebuilding the analyst HNSW index takes minutes: left to optimize()
@@ -308,12 +447,14 @@ class Maintenance:
     def _work(self, db: Database) -> None:
         try:
             out = recluster_pass(db, slice_rows=self.slice_rows, pause=self.pause, stop=self.stop_event,
-                                 slice_s=self.slice_s)
+                                 slice_s=self.slice_s, full=not self.tail, max_runs=self.max_runs,
+                                 merge_share=self.merge_share, threads=self.threads)
             self.runs.append(out)
             self.count(db, force=True)
             log.info("re-cluster of %s: %s", db.path, out)
         except BaseException as exc:  # noqa: BLE001 - a background maintenance step must not crash anything
             self.error = exc
+            self.failed_at = time.monotonic()
             log.warning("re-cluster of %s failed (%s: %s); searches stay correct, only slower",
                         db.path, type(exc).__name__, exc)
 

@@ -1,4 +1,5 @@
 -- One slice of the re-cluster (memstore/store/recluster.py): delete the rows the slice copied
--- (the copies sit at or above $boundary, the table's row count before the copy).
+-- (the originals sit in [$start, $boundary): the copies went above $boundary, the table's
+-- row-id end before the copy).
 DELETE FROM /*TABLE*/
-WHERE /*SLICE*/ AND rowid < $boundary;
+WHERE /*SLICE*/ AND rowid >= $start AND rowid < $boundary;
