@@ -8,18 +8,20 @@ measured serial part (the owner process).
     python bench/server.py --clients 1,8 --seconds 5 --ops add
     python bench/server.py --code /work/wt/old      # the same bench against another checkout (old code)
     python bench/server.py --during sql             # search p95 while one client runs long analyst sql()
+    python bench/server.py --fronts 2               # HTTP and the model work in 2 front processes
 
 Each client process runs add (then search) in a loop on its own user for `--seconds`: `add` sends
 one short chat turn (`--infer` on: the rule-based extractor, spaCy and the embedder run; `--infer
 off`: add(infer=False), the message is embedded and stored). The figures per cell: operations/s,
 the p50/p95 of each call as the client sees it, and, from /proc (psutil), the CPU the server
 process (the **owner**: HTTP, reads, commits) and its worker processes (extract, spaCy, embed)
-spent per operation. CPU per operation does not depend on the load other programs put on the
+spent per operation, and with `--fronts N` the front processes' (HTTP, JSON, extract, spaCy,
+embed, the query's vector). CPU per operation does not depend on the load other programs put on the
 machine; operations/s and latencies do, so the load average is printed with each cell.
 
 Amdahl: an add costs `owner` ms of the one owner process (serial: one process, one GIL, one
-writer) and `workers` ms that any of N workers can do. On C cores the owner caps throughput at
-1000/owner adds/s and the workers at (C-1)*1000/workers; the speed-up over one core is
+writer) and `workers` ms (workers and fronts) that any of N such processes can do. On C cores the
+owner caps throughput at 1000/owner adds/s and the workers at (C-1)*1000/workers; the speed-up over one core is
 min(C, (owner+workers)/owner) — Amdahl's 1/(s + (1-s)/C) with s = owner/(owner+workers), bounded by
 the owner's ceiling.
 """
@@ -127,13 +129,14 @@ def _spawn(store: str, w: int, op: str, seconds: float, infer: str) -> subproces
 
 
 def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner: int, workers: list[int],
-                 during: str | None = None) -> dict:
+                 during: str | None = None, fronts: list[int] | None = None) -> dict:
     procs = [_spawn(store, w, op, seconds, infer) for w in range(n)]
     analyst = _spawn(store, 999, during, seconds, infer) if during else None
     everyone = procs + ([analyst] if analyst else [])
     for p in everyone:                         # start-up and warm-up calls are not counted
         assert p.stdout.readline().strip() == "ready"
-    c_owner, c_workers = _cpu([owner]), _cpu(workers)
+    fronts = fronts or []
+    c_owner, c_workers, c_fronts = _cpu([owner]), _cpu(workers), _cpu(fronts)
     for p in everyone:
         p.stdin.write("go\n")
         p.stdin.flush()
@@ -141,12 +144,12 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
     for p in procs:
         out, _ = p.communicate(timeout=seconds + 300)
         lat += json.loads(out.strip().splitlines()[-1])["lat"]
-    d_owner, d_workers = _cpu([owner]) - c_owner, _cpu(workers) - c_workers
+    d_owner, d_workers, d_fronts = _cpu([owner]) - c_owner, _cpu(workers) - c_workers, _cpu(fronts) - c_fronts
     if analyst is not None:
         analyst.communicate(timeout=seconds + 300)
     n = max(len(lat), 1)
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
-            "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n}
+            "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n}
 
 
 def _in_process(store: str, config: dict, op: str, seconds: float, infer: str) -> dict:
@@ -174,7 +177,7 @@ def _in_process(store: str, config: dict, op: str, seconds: float, infer: str) -
     cpu = time.process_time() - c0
     m.close()
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
-            "owner_ms": cpu * 1e3 / max(len(lat), 1), "workers_ms": 0.0}
+            "owner_ms": cpu * 1e3 / max(len(lat), 1), "workers_ms": 0.0, "fronts_ms": 0.0}
 
 
 def amdahl(owner_ms: float, workers_ms: float, cores: int) -> tuple[float, float]:
@@ -201,6 +204,8 @@ def main() -> int:
                     help="add with extraction (on: the rule-based extractor, spaCy, embedder) or infer=False")
     ap.add_argument("--workers", type=int, default=None,
                     help="memstore serve --workers N (default: one per core, as serve; with --code: not passed)")
+    ap.add_argument("--fronts", type=int, default=0,
+                    help="memstore serve --fronts N (front processes taking the HTTP; not passed when 0)")
     ap.add_argument("--code", default=None, help="a checkout whose memstore to bench (default: this one)")
     ap.add_argument("--during", default=None, choices=("sql",),
                     help="run one more client that sends long analyst sql() calls during every cell")
@@ -227,11 +232,13 @@ def main() -> int:
     clients = [int(c) for c in args.clients.split(",")]
     # serve's default is one worker per core; say it, since the test harness (ServerProcess) starts
     # servers with --workers 0 unless told (old code that has no --workers: nothing passed)
-    workers = args.workers if args.workers is not None else (None if args.code else os.cpu_count() or 1)
-    serve_args = [] if workers is None else ["--workers", str(workers)]
+    workers = args.workers if args.workers is not None else (
+        None if args.code or args.fronts else os.cpu_count() or 1)
+    serve_args = ([] if workers is None else ["--workers", str(workers)]) + (
+        ["--fronts", str(args.fronts)] if args.fronts else [])
     import memstore
     print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
-          f"embedder={args.embedder} infer={args.infer} workers={workers} during={args.during} "
+          f"embedder={args.embedder} infer={args.infer} workers={workers} fronts={args.fronts} during={args.during} "
           f"{args.seconds:.0f} s per cell  cores={os.cpu_count()}", flush=True)
     rows = []
     for op in args.ops.split(","):
@@ -247,22 +254,25 @@ def main() -> int:
             rows.append((op, "in-process", _in_process(store, config, op, args.seconds, args.infer), load))
         with ServerProcess(store, config=config, args=serve_args, startup_s=300) as srv:
             info = srv.client().server_info()
-            owner, wpids = info["pid"], info.get("worker_pids") or []
+            owner, wpids, fpids = info["pid"], info.get("worker_pids") or [], info.get("front_pids") or []
             print(f"  server pid {owner}, workers {info.get('workers', 'none (old code)')}", flush=True)
             for n in clients:
                 load = os.getloadavg()[0]
-                cell = _run_clients(store, n, op, args.seconds, args.infer, owner, wpids, args.during)
+                cell = _run_clients(store, n, op, args.seconds, args.infer, owner, wpids, args.during, fpids)
                 rows.append((op, f"{n} client{'s' if n > 1 else ''}", cell, load))
                 print(f"  {op} {n:>2} clients: {cell['ops_s']:.0f}/s p95 {cell['p95']:.1f} ms owner "
-                      f"{cell['owner_ms']:.2f} ms/op workers {cell['workers_ms']:.2f} ms/op (load {load:.1f})",
+                      f"{cell['owner_ms']:.2f} ms/op workers {cell['workers_ms']:.2f} fronts {cell['fronts_ms']:.2f} ms/op "
+                      f"(load {load:.1f})",
                       flush=True)
     print(f"\n{args.label}\n| op | mode | ops/s | p50 ms | p95 ms | owner CPU ms/op | workers CPU ms/op | "
-          f"Amdahl 16 cores | Amdahl 64 cores | calls | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|")
+          f"fronts CPU ms/op | Amdahl 16 cores | Amdahl 64 cores | calls | load avg |\n"
+          f"|---|---|---|---|---|---|---|---|---|---|---|---|")
     for op, mode, c, load in rows:
-        a16, cap16 = amdahl(c["owner_ms"], c["workers_ms"], 16) if c["owner_ms"] > 0 else (float("nan"),) * 2
-        a64, cap64 = amdahl(c["owner_ms"], c["workers_ms"], 64) if c["owner_ms"] > 0 else (float("nan"),) * 2
+        par = c["workers_ms"] + c["fronts_ms"]
+        a16, cap16 = amdahl(c["owner_ms"], par, 16) if c["owner_ms"] > 0 else (float("nan"),) * 2
+        a64, cap64 = amdahl(c["owner_ms"], par, 64) if c["owner_ms"] > 0 else (float("nan"),) * 2
         print(f"| {op} | {mode} | {c['ops_s']:.0f} | {c['p50']:.1f} | {c['p95']:.1f} | {c['owner_ms']:.2f} | "
-              f"{c['workers_ms']:.2f} | {a16:.1f}x ({cap16:.0f}/s) | {a64:.1f}x ({cap64:.0f}/s) | {c['n']} | "
+              f"{c['workers_ms']:.2f} | {c['fronts_ms']:.2f} | {a16:.1f}x ({cap16:.0f}/s) | {a64:.1f}x ({cap64:.0f}/s) | {c['n']} | "
               f"{load:.1f} |")
     for op in args.ops.split(","):
         cells = [c for o, mode, c, _ in rows if o == op and mode.endswith(("client", "clients"))]

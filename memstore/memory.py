@@ -234,18 +234,10 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
                    metadata: dict[str, Any] | None, infer: bool, prompt: str | None, timestamp: Any,
                    expiration_date: Any, actor_id: str | None, memory_type: str | None = None) -> AddState:
         """add()'s arguments checked and turned into the pipeline's state."""
-        from memstore.pipeline.summarise_procedure import check_memory_type
-
-        scope = Scope.from_kwargs(user_id, agent_id, run_id)
-        memory_type = check_memory_type(memory_type, agent_id)
-        if prompt is None and memory_type is None and getattr(self, "_mem0", None) is not None:
-            prompt = self._mem0.custom_instructions      # a mem0 config's custom_instructions (as mem0)
-        return AddState(scope=scope, messages=normalise_messages(messages, procedural=memory_type is not None),
-                        metadata=metadata or {}, memory_type=memory_type,
-                        infer=infer if memory_type is None else True, actor_id=actor_id, prompt=prompt,
-                        timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
-                        expiration_date=parse_time(expiration_date, "expiration_date")
-                        if expiration_date is not None else None)
+        mem0 = getattr(self, "_mem0", None)
+        return add_state(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata, infer=infer,
+                         prompt=prompt, timestamp=timestamp, expiration_date=expiration_date, actor_id=actor_id,
+                         memory_type=memory_type, default_prompt=mem0.custom_instructions if mem0 else None)
 
     def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
                metadata: dict[str, Any] | None = None, expiration_date: Any = None,
@@ -414,6 +406,31 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         if scope and (not rows or not all(scope_matches(r, **scope) for r in rows)):
             raise NotFoundError(f"no memory with id {memory_id!r} in this scope", hint=_ID_HINT)
         return [history_record(r) for r in rows]
+
+
+def add_state(messages: Any, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+              metadata: dict[str, Any] | None = None, infer: bool = True, prompt: str | None = None,
+              timestamp: Any = None, expiration_date: Any = None, actor_id: str | None = None,
+              memory_type: str | None = None, default_prompt: str | None = None) -> AddState:
+    """add()'s arguments checked and turned into the pipeline's state, without a store (what a
+    server's front process builds before it prepares the add). `default_prompt`: a mem0 config's
+    custom_instructions, used when neither `prompt` nor `memory_type` is given.
+
+    >>> add_state("I like tea", user_id="ana").scope.key
+    'u=ana|a=|r='
+    """
+    from memstore.pipeline.summarise_procedure import check_memory_type
+
+    scope = Scope.from_kwargs(user_id, agent_id, run_id)
+    memory_type = check_memory_type(memory_type, agent_id)
+    if prompt is None and memory_type is None:
+        prompt = default_prompt
+    return AddState(scope=scope, messages=normalise_messages(messages, procedural=memory_type is not None),
+                    metadata=metadata or {}, memory_type=memory_type,
+                    infer=infer if memory_type is None else True, actor_id=actor_id, prompt=prompt,
+                    timestamp=parse_time(timestamp, "timestamp") if timestamp is not None else None,
+                    expiration_date=parse_time(expiration_date, "expiration_date")
+                    if expiration_date is not None else None)
 
 
 def add_result(state: AddState) -> dict[str, Any]:

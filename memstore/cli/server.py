@@ -15,6 +15,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=_config(args.config),
                  ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile, log_level=args.log_level,
                  group_commit=not args.no_group_commit, shard=args.shard, workers=args.workers,
+                 fronts=args.fronts,
                  publish_to=args.publish_to, publish_every=args.publish_every, publish_data_path=args.publish_data_path)
 
 
@@ -54,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="processes that run the model work of adds: the extractor call, spaCy, the embedder "
                         "(default: one per core; 0: all in the server process)")
+    p.add_argument("--fronts", type=int, default=0,
+                   help="processes that take the HTTP and the model work of adds and searches, so this one only "
+                        "authenticates, commits and searches (default 0: all HTTP here; with fronts, --workers "
+                        "defaults to 0)")
     p.add_argument("--shard", default=None, metavar="I/N",
                    help="serve shard I of a cluster of N (0-based): scopes another shard owns are refused "
                         "(see `memstore cluster`)")

@@ -59,11 +59,10 @@ def check_workers(workers: Any) -> int:
     return workers
 
 
-def _init_worker(config: Any) -> None:
-    """Build the models once in the worker process: embedder, spaCy, extractor. Never the store."""
+def model_runtime(config: Any) -> Any:
+    """A runtime with the models and no store, loaded now, on one BLAS/OpenMP thread: what a
+    worker process (and a server's front process) prepares adds with. Never opens the store."""
     os.environ.update(_ONE_THREAD)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the owner's to handle
-    global _RT
     from memstore.providers.factory import build_embedder
     from memstore.runtime import Runtime
 
@@ -76,18 +75,27 @@ def _init_worker(config: Any) -> None:
         threadpool_limits(1)
     except ImportError:  # pragma: no cover - the env vars above then do what they can
         pass
-    _RT = Runtime(config=config, db=None, embedder=embedder)
-    _RT.extractor                                      # loads spaCy too for the heuristic extractor
-    _RT.nlp
+    rt = Runtime(config=config, db=None, embedder=embedder)
+    rt.extractor                                       # loads spaCy too for the heuristic extractor
+    rt.nlp
     embedder.embed(["warm up"])
+    return rt
 
 
-def _pack(exc: BaseException) -> tuple:
+def _init_worker(config: Any) -> None:
+    """Build the models once in the worker process: embedder, spaCy, extractor. Never the store."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the owner's to handle
+    global _RT
+    _RT = model_runtime(config)
+
+
+def pack_error(exc: BaseException) -> tuple:
     """An exception as plain parts: MemstoreError's keyword-only constructors do not unpickle."""
     return ("__exc__", type(exc), exc.args, dict(getattr(exc, "__dict__", {})))
 
 
-def _unpack(item: Any) -> Any:
+def unpack_error(item: Any) -> Any:
+    """`pack_error`'s parts as the exception again (anything else is returned as it is)."""
     if isinstance(item, tuple) and len(item) == 4 and item[0] == "__exc__":
         _, cls, args, attrs = item
         exc = cls.__new__(cls)
@@ -110,7 +118,7 @@ def _prepare_batch(states: list[AddState], extract: bool) -> list[Any]:
             out.append(exc)
     ready = iter(prepare_models([st for st in out if not isinstance(st, BaseException)], _RT))
     out = [st if isinstance(st, BaseException) else next(ready) for st in out]
-    return [_pack(o) if isinstance(o, BaseException) else o for o in out]
+    return [pack_error(o) if isinstance(o, BaseException) else o for o in out]
 
 
 def _ping() -> int:
@@ -232,7 +240,7 @@ class PreparePool:
         exc = task.exception()
         if exc is None:
             for (_, _, fut), item in zip(batch, task.result()):
-                item = _unpack(item)
+                item = unpack_error(item)
                 fut.set_exception(item) if isinstance(item, BaseException) else fut.set_result(item)
         else:
             if isinstance(exc, BrokenProcessPool):

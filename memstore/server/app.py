@@ -158,6 +158,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
                 "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else [],
+                **({"front_pids": app.state.front_pids()} if getattr(app.state, "front_pids", None) else {}),
                 **({"shard": shard} if shard else {})}
 
     # -- mem0's REST paths -------------------------------------------------------------------------

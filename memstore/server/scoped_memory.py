@@ -162,6 +162,15 @@ class GuardedMemory:
             if name in TOKENS_CHANGE and self._changed is not None:
                 self._changed()
 
+    def admit(self, name: str, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
+        """The arguments `name(*args, **kwargs)` runs with under the current grant (scope filled in,
+        actor_id set), or the error the call would raise: what a front process asks the owner
+        before it prepares an add (memstore/server/fronts.py)."""
+        grant = self._grant_of()
+        if grant is None:
+            raise AuthError("this request carries no credentials", hint="send `Authorization: Bearer <token>`")
+        return (args, kwargs) if grant.admin else self._within(grant, name, args, kwargs)
+
     def _within(self, grant: Grant, name: str, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict]:
         spec = METHODS.get(name)
         if spec is None or spec.analyst or spec.admin or name in SERVER_FILES:

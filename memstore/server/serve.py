@@ -62,12 +62,14 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
           config: dict[str, Any] | None = None, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
           log_level: str = "warning", group_commit: bool = True, quiet: bool = False,
           shard: str | None = None, workers: int | None = None, publish_to: str | None = None,
-          publish_every: str | float = "60s", publish_data_path: str | None = None) -> int:
+          publish_every: str | float = "60s", publish_data_path: str | None = None, fronts: int = 0) -> int:
     """Serve `store` until interrupted; returns the exit code. `shard="i/N"`: this server is shard i
     of N and refuses scopes it does not own (memstore/cluster/shard_guard.py). `workers` processes
     (default: one per core; 0: none) run the model work of adds (memstore/pipeline/workers.py);
-    this process reads, commits and answers. `publish_to`: publish the store to a DuckLake lake every
-    `publish_every` (memstore/lake/schedule.py)."""
+    this process reads, commits and answers. `fronts` processes (default 0: none) take the HTTP
+    and the model work of adds and searches; this process then only authenticates, commits and
+    searches for them (memstore/server/fronts.py), and `workers` defaults to 0. `publish_to`:
+    publish the store to a DuckLake lake every `publish_every` (memstore/lake/schedule.py)."""
     import uvicorn
 
     from memstore.memory import Memory
@@ -82,6 +84,8 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         layout = parse_shard(shard)
     tls = bool(ssl_certfile and ssl_keyfile)
     check_serve(store, host, tls)
+    if fronts and layout is not None:
+        raise ConfigError("--fronts does not run with --shard yet", hint="serve a shard with --fronts 0", key="fronts")
     token = load_or_create_token(store)
     port = pick_port(host, port)
     scheme = "https" if tls else "http"
@@ -114,21 +118,26 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
             print(f"memstore serve: {store}\n  url   {url}  (API docs at {url}/docs)\n  token "
                   f"{os.environ.get('MEMSTORE_TOKEN') and '$MEMSTORE_TOKEN' or token_file(store)}\n"
                   f"  workers {memory.workers} (processes preparing adds)\n"
+                  + (f"  fronts  {fronts} (processes taking the HTTP, adds and searches)\n" if fronts else "") +
                   f"  Memory({store!r}), the CLI and `memstore ui` now talk to this server. Ctrl-C stops it.",
                   flush=True)
 
     app.router.on_startup.append(announce)
     try:
         _warm(memory)           # before announcing "ready": the first request does not wait for the models
-        memory.start_workers((os.cpu_count() or 1) if workers is None else workers)
+        memory.start_workers(((os.cpu_count() or 1) if not fronts else 0) if workers is None else workers)
+        front = _start_fronts(fronts, app, memory, committer, host, port, ssl_certfile, ssl_keyfile,
+                              log_level) if fronts else None
     except BaseException:
         remove_info(store, pid=os.getpid())
         memory.close()
         raise
+    _freeze_heap()
     publisher = _publisher(memory, publish_to, publish_every, publish_data_path)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                                           ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
-                                           timeout_graceful_shutdown=10))
+    where: dict[str, Any] = ({"host": host, "port": port, "ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}
+                             if front is None else {"uds": front.owner_http})    # the fronts hold the port
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=10,
+                                           **where))
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run()        # uvicorn shuts down gracefully on a signal, then re-raises it: see _stop
@@ -138,6 +147,8 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         remove_info(store, pid=os.getpid())
+        if front is not None:
+            front.stop()                    # their adds in flight commit before the committer stops
         if committer is not None:
             committer.close()
         app.state.access.flush_use()        # the tokens' last use, before the file closes
@@ -150,6 +161,53 @@ def serve(store: str, *, host: str = DEFAULT_HOST, port: int | None = None, anal
         print(f"error: could not listen on {host}:{port} (see the message above)", file=sys.stderr)
         return 1
     return 0
+
+
+class _Fronts:
+    """The owner's side of --fronts: the listening socket, the front processes, the side door."""
+
+    def __init__(self, sock: Any, pool: Any, rpc: Any, folder: str, owner_http: str) -> None:
+        self.sock, self.pool, self.rpc, self.folder, self.owner_http = sock, pool, rpc, folder, owner_http
+
+    def stop(self) -> None:
+        import shutil
+
+        self.pool.stop()
+        self.rpc.close()
+        self.sock.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _start_fronts(n: int, app: Any, memory: Any, committer: Any, host: str, port: int, ssl_certfile: str | None,
+                  ssl_keyfile: str | None, log_level: str) -> _Fronts:
+    """Bind the port, open the owner's side door and start `n` front processes on the port."""
+    from memstore.server.fronts import FrontPool, OwnerDoor, private_socket_dir
+    from memstore.server.owner_rpc import OwnerRPCServer
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"could not listen on {host}:{port}: {exc.strerror or exc}",
+                          hint="pick another --port, or stop what listens there", key="port") from None
+    folder = private_socket_dir()
+    owner_http = os.path.join(folder, "http.sock")
+    rpc = OwnerRPCServer(os.path.join(folder, "rpc.sock"), OwnerDoor(memory, app.state.access, committer))
+    mem0 = getattr(memory, "_mem0", None)
+    pool = FrontPool(n, sock, config=memory.config, rpc_path=rpc.path, owner_http=owner_http,
+                     default_prompt=mem0.custom_instructions if mem0 else None, ssl_certfile=ssl_certfile,
+                     ssl_keyfile=ssl_keyfile, log_level=log_level)
+    fronts = _Fronts(sock, pool, rpc, folder, owner_http)
+    try:
+        pool.start()
+    except BaseException:
+        fronts.stop()
+        raise
+    app.state.front_pids = pool.pids
+    return fronts
 
 
 def _publisher(memory: Any, lake: str | None, every: str | float, data_path: str | None) -> Any:
@@ -181,6 +239,17 @@ def _one_blas_thread() -> None:
     except ImportError:  # pragma: no cover - a dependency of memstore
         return
     threadpool_limits(1, user_api="blas")
+
+
+def _freeze_heap() -> None:
+    """Keep what is loaded by now (spaCy's vocabulary, the models, the app: millions of objects)
+    out of the garbage collector's full passes. Without it, every full pass walked them all: ~40 %
+    of the owner's CPU in py-spy samples of bench/server.py's searches (8 clients, 2 cores). These
+    objects live as long as the server; requests' garbage is still collected as before."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _warm(memory: Any) -> None:

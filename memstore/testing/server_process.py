@@ -44,6 +44,8 @@ class ServerProcess:
         # test servers do their model work in-process unless a test asks for workers: a pool per
         # server would load spaCy once more per core in every server a test starts
         workers = [] if any(a.startswith("--workers") for a in self.args) else ["--workers", "0"]
+        if os.environ.get("MEMSTORE_TEST_FRONTS") and not any(a.startswith(("--fronts", "--shard")) for a in self.args):
+            workers += ["--fronts", os.environ["MEMSTORE_TEST_FRONTS"]]
         cmd = [sys.executable, "-m", "memstore.cli", "serve", "--store", self.store, "--port", str(self.port),
                *workers, *self.args]
         if self.config is not None:

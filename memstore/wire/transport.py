@@ -2,7 +2,11 @@
 
 The CLI talks to a running server in well under a second: this imports in milliseconds where a
 full HTTP client library costs half a second here. One connection per thread (http.client is not
-thread-safe); a connection the server closed while idle is reopened once, transparently.
+thread-safe); a connection the server closed while idle is reopened once, transparently. A
+request that is not safe to send twice (POST, PUT, DELETE...) is sent again only when its
+connection had been idle long enough for the server to have closed it (`RESEND_IDLE_S`): on a busy
+connection a broken answer means the server (or a front process) died with the request in hand, and
+it may have been applied, so the caller gets the error instead of a second copy of a write.
 
 >>> t = Transport("http://127.0.0.1:9", timeout=1)
 >>> try:
@@ -15,7 +19,14 @@ from __future__ import annotations
 
 import http.client
 import threading
+import time
 from urllib.parse import urlencode, urlsplit
+
+
+# uvicorn closes a keep-alive connection after 5 s idle; a connection idle for less was not closed
+# for idleness, so a write on it that broke is not sent again
+RESEND_IDLE_S = 2.0
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class TransportError(ConnectionError):
@@ -62,19 +73,21 @@ class Transport:
         for attempt in (0, 1):
             con = self._connection()
             reused = getattr(self._local, "used", False)
+            idle = time.monotonic() - getattr(self._local, "last", 0.0)
             try:
                 con.request(method, target, body=data, headers=head)
                 resp = con.getresponse()
                 payload = resp.read()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
                 self.close()
-                if reused and attempt == 0:     # the server closed an idle keep-alive connection
-                    continue
+                if reused and attempt == 0 and (method in _SAFE or idle >= RESEND_IDLE_S):
+                    continue                    # the server closed an idle keep-alive connection
                 raise TransportError(f"connection to {self.host}:{self.port} broke: {exc}") from None
             except (OSError, http.client.HTTPException) as exc:
                 self.close()
                 raise TransportError(f"cannot reach {self.host}:{self.port}: {exc}") from None
             self._local.used = True
+            self._local.last = time.monotonic()
             if resp.getheader("connection", "").lower() == "close":
                 self.close()
             return resp.status, {k.lower(): v for k, v in resp.getheaders()}, payload
