@@ -17,16 +17,8 @@ from memstore.api.http_client import MemoryClient
 from memstore.core.errors import AuthError, MemstoreError, NotFoundError, TokenRightsError
 from memstore.testing.server_process import ServerProcess
 from memstore.wire.transport import Transport
+from tests.test_workers import CONFIG, TURNS
 
-CONFIG = {"embedder": {"provider": "hashing"}}
-TURNS = [
-    ("ana", "I live in Lisbon and I work at Acme as a nurse"),
-    ("ana", "My sister Maria is vegetarian"),
-    ("bo", "I'm allergic to peanuts. I play chess on Sundays"),
-    ("ana", "I moved to Porto last month"),
-    ("bo", "I no longer play chess; I took up go"),
-    ("ana", "My favourite band is Radiohead and I drive a red Fiat"),
-]
 QUERIES = [("ana", "where does ana live"), ("bo", "what games does bo play"), ("ana", "who is Maria")]
 
 
@@ -63,12 +55,14 @@ def test_fronts_store_and_find_what_one_process_does(servers):
 
 
 def test_several_clients_at_once_store_what_one_process_does(servers):
-    texts = [f"note {i}: the parcel {i * 37 % 101} is in locker {i % 13}" for i in range(24)]
+    # each query's number is in one text only (no "note 23" beside "parcel 23"): the adds arrive in
+    # any order, and a tie broken by add order (recency, neighbours) would differ between the servers
+    texts = [f"the parcel {100 + i * 37 % 101} is in locker {i % 13}" for i in range(24)]
 
     def load(client):
         with cf.ThreadPoolExecutor(6) as pool:
             list(pool.map(lambda i: client.add(texts[i], user_id=f"many-{i % 3}", infer=False), range(len(texts))))
-            found = list(pool.map(lambda i: client.search(f"parcel {i * 37 % 101}", user_id=f"many-{i % 3}",
+            found = list(pool.map(lambda i: client.search(f"parcel {100 + i * 37 % 101}", user_id=f"many-{i % 3}",
                                                           top_k=3), range(len(texts))))
         stored = client.sql("select user_id, memory from memories where user_id like 'many-%' order by all").rows()
         return stored, [f["results"][0]["memory"] for f in found]     # below the top: recency (add order)

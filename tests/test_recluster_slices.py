@@ -109,9 +109,9 @@ def listener(d):
     if {where!r} == "between" and len(slices) == 3:
         os._exit(9)                      # the third slice committed, the fourth not begun
 db.commit_listeners.append(listener)
-recluster_pass(db, slice_rows=2)
+recluster_pass(db, slice_rows=2{pass_args})
 print("NOT KILLED")
-"""
+"""                                      # also tests/test_recluster_tail.py's (pass_args=", full=False")
 
 
 def test_a_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
@@ -121,7 +121,7 @@ def test_a_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
         m = _open(path)
         before = _state(m)
         m.close()
-        child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), path=path, where=where)],
+        child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), path=path, where=where, pass_args="")],
                                capture_output=True, text=True, timeout=120, check=False)
         assert child.returncode == 9, (where, child.stdout, child.stderr)
         m = _open(path)

@@ -15,6 +15,7 @@ from memstore import Memory
 from memstore.store.cluster_runs import read_runs, resolve_end
 from memstore.store.optimize import auto_state
 from memstore.store.recluster import recluster_pass
+from tests.test_recluster_slices import CHILD
 
 REPO = Path(__file__).resolve().parent.parent
 USERS = [f"u{i:02d}" for i in range(10)]
@@ -175,31 +176,6 @@ def test_adds_and_searches_between_the_slices_of_a_tail_pass_change_nothing(stor
     m.close()
 
 
-CHILD = """
-import os, sys, warnings
-sys.path.insert(0, {repo!r})
-from memstore import Memory
-from memstore.store.recluster import recluster_pass
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    m = Memory({path!r}, config={{"embedder": {{"provider": "hashing"}}, "search": {{"auto_cluster_min_rows": 0}}}})
-db = m._rt.db
-slices = []
-def trace(name, sql, params, took):
-    if name == "optimize:refill:keyword_postings":
-        slices.append(name)
-        if {where!r} == "inside" and len(slices) == 3:
-            os._exit(9)                  # inside the third slice's transaction
-db.trace = trace
-def listener(d):
-    if {where!r} == "between" and len(slices) == 3:
-        os._exit(9)                      # the third slice committed, the fourth not begun
-db.commit_listeners.append(listener)
-print(recluster_pass(db, slice_rows=2, full=False))
-print("NOT KILLED")
-"""
-
-
 def test_a_tail_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
     for where in ("inside", "between"):
         path = str(tmp_path / where / "store.duckdb")
@@ -208,7 +184,7 @@ def test_a_tail_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
         _add_round(m, "later", per_user=2)
         before, runs = _state(m), read_runs(m._rt.db)
         m.close()
-        child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), path=path, where=where)],
+        child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), path=path, where=where, pass_args=", full=False")],
                                capture_output=True, text=True, timeout=120, check=False)
         assert child.returncode == 9, (where, child.stdout, child.stderr)
         m = _open(path)

@@ -39,6 +39,19 @@ def _records(log_dir):
     return out
 
 
+def _clean_load(logs, *, adds: int, infers: int, searches: int, deletes: int) -> list[dict]:
+    """The load's records, asserted clean: more than the given counts of each operation acknowledged,
+    no error, no unavailable server, every client saw its own writes."""
+    recs = _records(logs)
+    ops = Counter(r["op"] for r in recs)
+    assert (ops["acked_add"] > adds and ops["acked_infer"] > infers and ops["search"] > searches
+            and ops["acked_delete"] > deletes), ops
+    assert ops["error"] == 0, [r for r in recs if r["op"] == "error"][:5]
+    assert ops["unavailable"] == 0
+    assert all(r["ok"] for r in recs if r["op"] == "read_own"), "a client did not see its own write"
+    return recs
+
+
 def _wait(procs, timeout):
     for p in procs:
         _, err = p.communicate(timeout=timeout)
@@ -93,12 +106,7 @@ def test_eight_clients_for_thirty_seconds(tmp_path, workers):
         procs = _workers(store, logs, 8, seconds=seconds)
         _wait(procs, timeout=600)
         srv.stop()
-    recs = _records(logs)
-    ops = Counter(r["op"] for r in recs)
-    assert ops["acked_add"] > 50 and ops["acked_infer"] > 10 and ops["search"] > 20 and ops["acked_delete"] > 5, ops
-    assert ops["error"] == 0, [r for r in recs if r["op"] == "error"][:5]
-    assert ops["unavailable"] == 0
-    assert all(r["ok"] for r in recs if r["op"] == "read_own"), "a client did not see its own write"
+    recs = _clean_load(logs, adds=50, infers=10, searches=20, deletes=5)
     shared = [r for r in recs if r["op"] == "acked_add" and r["user"] == "shared"]
     assert len({r["worker"] for r in shared}) >= 4          # the shared user was written by many
     _check_store(store, recs)
@@ -165,12 +173,7 @@ def test_eight_clients_through_fronts(tmp_path):
         procs = _workers(store, logs, 8, seconds=float(os.environ.get("MEMSTORE_LOAD_SECONDS", 12)))
         _wait(procs, timeout=600)
         srv.stop()
-    recs = _records(logs)
-    ops = Counter(r["op"] for r in recs)
-    assert ops["acked_add"] > 30 and ops["acked_infer"] > 5 and ops["search"] > 10 and ops["acked_delete"] > 3, ops
-    assert ops["error"] == 0, [r for r in recs if r["op"] == "error"][:5]
-    assert ops["unavailable"] == 0
-    assert all(r["ok"] for r in recs if r["op"] == "read_own"), "a client did not see its own write"
+    recs = _clean_load(logs, adds=30, infers=5, searches=10, deletes=3)
     _check_store(store, recs)
 
 
