@@ -89,7 +89,11 @@ def measure(m: Memory, rng: np.random.Generator, users: int, queries: int, label
             "cpu_p50": pct(cpu_t, .5)}
 
 
-LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+_ROOT = Path(__file__).resolve().parent.parent
+# ../shared beside the checkout (/work/main), or two levels up for a worktree (/work/wt/<name>)
+LOCOMO = next((p for p in (d / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
+                           for d in (_ROOT.parent, _ROOT.parent.parent)) if p.is_file()),
+              _ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json")
 
 
 def run_locomo(tmp: str, data: Path = LOCOMO, rounds: int = 2) -> None:
