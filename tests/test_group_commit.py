@@ -216,3 +216,50 @@ def test_a_scope_copy_that_is_wrong_about_a_stored_memory_rolls_the_group_back_a
     assert m.sql(f"select superseded_by from memories where id = '{boston}'").item() == nurse
     assert m.sql("select count(*) from history where event = 'SUPERSEDE'").item() == 1      # bo's only
     assert_store_healthy(m)
+
+
+def _validity(m):
+    """(user, text, valid_from, invalidated_at, superseded_by's text) of every memory, ids left out."""
+    return m.sql("select a.user_id, a.memory, a.valid_from, a.invalidated_at, b.memory as by from memories a "
+                 "left join memories b on a.superseded_by = b.id order by all").rows()
+
+
+def _lived_in_austin(m):
+    for user in ("ana", "bo", "cy"):
+        m.add("I live in Austin", user_id=user, timestamp="2022-01-01")
+    for user in ("ana", "bo"):
+        m.add("I moved to Seattle", user_id=user, timestamp="2023-06-01")
+
+
+# ana and bo: a late move lands inside Austin's closed interval (it is narrowed); cy: the group's own
+# earlier add closes Austin, then a late move of the same group narrows that closure
+LATE = [("ana", "I moved to Boston", "2023-01-01"), ("bo", "I moved to Lima", "2023-02-01"),
+        ("cy", "I moved to Seattle", "2023-06-01"), ("cy", "I moved to Boston", "2023-01-01")]
+
+
+def test_a_group_places_its_late_facts_with_one_read_and_one_closing_statement(m, tmp_path):
+    """A group's late facts (older than their slot's holder) read the slot histories in ONE
+    statement, and their narrowings join the unit's ONE closing statement (no UPDATE per late
+    fact), leaving exactly what the same adds leave one by one."""
+    _lived_in_austin(m)
+    seen = []
+    m._rt.db.trace = lambda name, sql, p, dt: seen.append(name)
+    out = commit_adds([_prepared(m, text, user=user, timestamp=ts) for user, text, ts in LATE], m._rt)
+    m._rt.db.trace = None
+    assert not any(isinstance(o, BaseException) for o in out)
+    assert [n for n in seen if "slot_history" in n] == ["queries/slot_history_batch"]
+    assert [n for n in seen if "supersede" in n or "narrow" in n] == ["queries/supersede_memories_batch"]
+    assert sorted(r["event"] for r in out[3].results) == ["ADD", "SUPERSEDE"]      # cy's Austin, narrowed
+    one = Memory(str(tmp_path / "one.duckdb"), config=CONFIG)
+    try:
+        _lived_in_austin(one)
+        for user, text, ts in LATE:
+            one.add(text, user_id=user, timestamp=ts)
+        assert _validity(m) == _validity(one)
+        history = "select user_id, event, old_memory, new_memory from history order by all"
+        assert m.sql(history).rows() == one.sql(history).rows()
+    finally:
+        one.close()
+    austin = {r[0]: r[3] for r in _validity(m) if "Austin" in r[1]}
+    assert {u: str(t)[:10] for u, t in austin.items()} == {"ana": "2023-01-01", "bo": "2023-02-01", "cy": "2023-01-01"}
+    assert_store_healthy(m)

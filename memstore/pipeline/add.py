@@ -39,7 +39,7 @@ from memstore.pipeline.dedupe_facts import dedupe_facts
 from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
-from memstore.pipeline.supersede_by_slot import supersede_by_slot
+from memstore.pipeline.supersede_by_slot import read_slots, supersede_by_slot
 from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import validate_input
 from memstore.core.errors import PipelineStepError  # noqa: F401  (defined with every error class)
@@ -225,6 +225,7 @@ def _write_unit(groups: list[list[AddState]], rt: Runtime, writer: Writer, step:
     its share of the unit's wall time from BEGIN to COMMIT (the steps, the flush and the COMMIT)."""
     t_unit = time.perf_counter()
     with writer.unit(step) as w:
+        w.expect_slots(_slot_keys(groups))
         for g in groups:
             for st in g:
                 for s in WRITE_STEPS:
@@ -233,6 +234,17 @@ def _write_unit(groups: list[list[AddState]], rt: Runtime, writer: Writer, step:
     share = (time.perf_counter() - t_unit) / max(len(states), 1)
     for st in states:
         st.timings["write"] = share
+
+
+def _slot_keys(groups: list[list[AddState]]) -> set[tuple[str, str]]:
+    """(scope_key, subject|slot) of every fact of the unit that states a slot: the slot histories
+    its late facts may ask for, read together by a batched writer."""
+    keys = set()
+    for g in groups:
+        for st in g:
+            read_slots(st.facts)
+            keys.update((st.scope.key, f"{f.subject}|{f.slot}") for f in st.facts if f.slot)
+    return keys
 
 
 # What the write steps decide on a prepared fact: saved before a unit, put back if it fails.

@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
 
 import pyarrow as pa
 
@@ -64,6 +64,10 @@ class Writer(Protocol):
 
     def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
         """(id, valid_from, invalidated_at) of the scope's unexpired memories ever on the key."""
+
+    def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """(scope_key, subject|slot key) pairs the unit's adds may ask `slot_history` of: a writer
+        may read them together, once, at the first question."""
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
               now: dt.datetime) -> list[tuple]:
@@ -120,6 +124,9 @@ class _UnitWriter:
 
     def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
         return self.db.rows("queries/slot_history_memories", {"scope_key": scope_key, "key": key, "now": now})
+
+    def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Each question is its own statement here (an immediate writer's unit is one add)."""
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
               now: dt.datetime) -> list[tuple]:
@@ -219,6 +226,19 @@ class _Pending:
         return self.expires is None or self.expires > now
 
 
+@dataclass
+class _Stored:
+    """A stored memory on a slot, read once per unit for its late facts (its `invalidated_at` as
+    stored: what the unit closed since is in `BatchedWriter._closes`)."""
+
+    scope_key: str
+    id: str
+    valid_from: dt.datetime
+    invalidated_at: dt.datetime | None
+    text: str
+    expires: dt.datetime | None
+
+
 class BatchedWriter(_UnitWriter):
     """Rows wait and are written once per table for the whole unit, as one Arrow batch each.
 
@@ -240,7 +260,14 @@ class BatchedWriter(_UnitWriter):
         self._pending: dict[str, Rows | list[pa.Table]] = {}
         self._mem: dict[str, _Pending] = {}          # memory id -> its truth columns, until written
         self._pruned: list[tuple[str, list[str]]] = []
-        self._closes: dict[str, tuple] = {}         # stored memory id -> (scope_key, at, new_id, now), until flush
+        # stored memory id -> (scope_key, at, new_id, now, invalidated_at as stored), until flush
+        self._closes: dict[str, tuple] = {}
+        self._forget_history()
+        self._slots_expected: set[tuple[str, str]] = set()
+
+    def _forget_history(self) -> None:
+        self._history: dict[tuple[str, str], list[_Stored]] = {}     # (scope_key, key) -> stored rows
+        self._stored: dict[str, _Stored] = {}                        # memory id -> its row there
 
     @property
     def pending_rows(self) -> int:
@@ -258,10 +285,34 @@ class BatchedWriter(_UnitWriter):
                     invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
         super().write(state, tables)
 
+    def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self._slots_expected.update(pairs)
+
     def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+        """The stored rows (read with every expected key at the first question: one statement for
+        the unit's late facts, not one each) as this unit left them, then its pending ones."""
+        stored = [(r.id, r.valid_from, self._until(r)) for r in self._read_history(scope_key, key)
+                  if r.expires is None or r.expires > now]
         mine = [(mid, m.valid_from, m.invalidated_at) for mid, m in self._mem.items()
                 if m.scope_key == scope_key and m.key == key and m.unexpired(now)]
-        return super().slot_history(scope_key, key, now) + mine
+        return stored + mine
+
+    def _read_history(self, scope_key: str, key: str) -> list[_Stored]:
+        pair = (scope_key, key)
+        if pair not in self._history:
+            want = sorted({pair} | (self._slots_expected - self._history.keys()))
+            for p in want:
+                self._history[p] = []
+            rows = self.db.rows("queries/slot_history_batch", {"scope_keys": [p[0] for p in want],
+                                                                "keys": [p[1] for p in want]})
+            for sk, k, mid, valid_from, until, text, expires in rows:
+                r = self._stored.setdefault(mid, _Stored(sk, mid, valid_from, until, text, expires))
+                self._history[(sk, k)].append(r)
+        return self._history[pair]
+
+    def _until(self, r: _Stored) -> dt.datetime | None:
+        c = self._closes.get(r.id)
+        return c[1] if c is not None else r.invalidated_at
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
               now: dt.datetime) -> list[tuple]:
@@ -270,7 +321,12 @@ class BatchedWriter(_UnitWriter):
         closed = []
         if kind == "supersede" and stored:
             closed, stored = self._defer_supersede(scope_key, stored, at, new_id, now)
-        closed += self._close_stored(kind, scope_key, stored, at, new_id, now)
+        elif kind == "narrow" and stored:
+            closed, stored = self._defer_narrow(scope_key, stored, at, new_id, now)
+        direct = self._close_stored(kind, scope_key, stored, at, new_id, now)
+        if direct:                  # the store changed under the rows read for late facts: read again
+            self._forget_history()
+        closed += direct
         for mid in ids:             # the rule of core/rules/supersession.py (the SQL applies it to stored rows)
             m = self._mem.get(mid)
             if m is None or m.scope_key != scope_key:
@@ -299,8 +355,28 @@ class BatchedWriter(_UnitWriter):
                 if j is None:
                     rest.append(mid)
                     continue
-                self._closes[mid] = (scope_key, closed_at("supersede", e.froms[j], None, at), new_id, now)
+                self._closes[mid] = (scope_key, closed_at("supersede", e.froms[j], None, at), new_id, now, None)
                 closed.append((mid, e.texts[j]))
+        return closed, rest
+
+    def _defer_narrow(self, scope_key: str, ids: list[str], at: dt.datetime, new_id: str,
+                      now: dt.datetime) -> tuple[list[tuple], list[str]]:
+        """Narrow stored memories this unit read for a late fact (`slot_history`) without a
+        statement now: the rule applies to the interval as the unit left it, the closure joins the
+        unit's one statement at flush (an UPDATE ... RETURNING each cost ~3-5 ms of the owner's
+        CPU). Returns (id, text) of what it closed and the ids it left to a statement."""
+        closed, rest = [], []
+        for mid in ids:
+            r = self._stored.get(mid)
+            if r is None:
+                rest.append(mid)
+                continue
+            end = closed_at("narrow", r.valid_from, self._until(r), at) if r.scope_key == scope_key else None
+            if end is None:
+                continue
+            before = self._closes[mid][4] if mid in self._closes else r.invalidated_at
+            self._closes[mid] = (scope_key, end, new_id, now, before)
+            closed.append((mid, r.text))
         return closed, rest
 
     def _flush_closes(self) -> None:
@@ -311,12 +387,12 @@ class BatchedWriter(_UnitWriter):
         cols = list(zip(*closes.values()))
         done = self.db.rows("queries/supersede_memories_batch", {
             "ids": ids, "scope_keys": list(cols[0]), "ats": list(cols[1]), "new_ids": list(cols[2]),
-            "nows": list(cols[3])}, writes=True)
-        if len(done) != len(ids):       # the copy said current, the store did not: roll the unit back
-            missing = sorted(set(ids) - {r[0] for r in done})
+            "nows": list(cols[3]), "befores": list(cols[4])}, writes=True)
+        changed = done[0][0] if done else 0
+        if changed != len(ids):     # the unit's view (scope cache, rows read) was not the store's: roll back
             raise StoreWriteError("supersede", RuntimeError(
-                f"{len(missing)} memories the scope cache held as current were not current in the store "
-                f"(first: {missing[0]!r}); the unit is rolled back and retried from the store"))
+                f"{len(ids) - changed} of {len(ids)} memories this unit closed were not in the store as it saw "
+                f"them (current, or closed when); the unit is rolled back and retried from the store"))
 
     # -- rows ------------------------------------------------------------------------------------
     def _known(self, ents: pa.Table | None) -> None:
@@ -382,6 +458,7 @@ class BatchedWriter(_UnitWriter):
                 db.insert_arrow(name, whole)
         self._mem = {}
         self._flush_closes()
+        self._forget_history()          # what was pending is stored now: a later question reads again
         if pruned:                      # one statement for every scope the unit pruned
             db.prune_messages(list(dict.fromkeys(k for k, _ in pruned)),
                               list(dict.fromkeys(i for _, ids in pruned for i in ids)))
