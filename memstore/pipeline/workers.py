@@ -90,8 +90,19 @@ def _init_worker(config: Any) -> None:
 
 
 def pack_error(exc: BaseException) -> tuple:
-    """An exception as plain parts: MemstoreError's keyword-only constructors do not unpickle."""
-    return ("__exc__", type(exc), exc.args, dict(getattr(exc, "__dict__", {})))
+    """An exception as plain parts: MemstoreError's keyword-only constructors do not unpickle, nor
+    does one held in a field (StoreWriteError's `cause`: a QueryError), so those are packed too.
+
+    >>> import pickle
+    >>> from memstore.core.errors import QueryError, StoreWriteError
+    >>> err = StoreWriteError("write:memories", QueryError("write:memories", "INSERT ...", None, ValueError("no")))
+    >>> back = unpack_error(pickle.loads(pickle.dumps(pack_error(err))))
+    >>> type(back).__name__, type(back.cause).__name__, back.cause.sql
+    ('StoreWriteError', 'QueryError', 'INSERT ...')
+    """
+    attrs = {k: pack_error(v) if isinstance(v, BaseException) else v
+             for k, v in getattr(exc, "__dict__", {}).items()}
+    return ("__exc__", type(exc), exc.args, attrs)
 
 
 def unpack_error(item: Any) -> Any:
@@ -100,7 +111,7 @@ def unpack_error(item: Any) -> Any:
         _, cls, args, attrs = item
         exc = cls.__new__(cls)
         exc.args = args
-        exc.__dict__.update(attrs)
+        exc.__dict__.update({k: unpack_error(v) for k, v in attrs.items()})
         return exc
     return item
 
