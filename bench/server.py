@@ -206,6 +206,8 @@ def main() -> int:
                     help="memstore serve --workers N (default: one per core, as serve; with --code: not passed)")
     ap.add_argument("--fronts", type=int, default=0,
                     help="memstore serve --fronts N (front processes taking the HTTP; not passed when 0)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="config key threads (DuckDB threads of the store) for the server and the seed")
     ap.add_argument("--code", default=None, help="a checkout whose memstore to bench (default: this one)")
     ap.add_argument("--during", default=None, choices=("sql",),
                     help="run one more client that sends long analyst sql() calls during every cell")
@@ -227,6 +229,8 @@ def main() -> int:
     from memstore.testing.server_process import ServerProcess
 
     config = {"embedder": {"provider": args.embedder}}
+    if args.threads is not None:
+        config["threads"] = args.threads
     work = args.workdir or tempfile.mkdtemp(prefix="memstore-bench-server-")
     os.makedirs(work, exist_ok=True)
     clients = [int(c) for c in args.clients.split(",")]
@@ -239,6 +243,7 @@ def main() -> int:
     import memstore
     print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
           f"embedder={args.embedder} infer={args.infer} workers={workers} fronts={args.fronts} during={args.during} "
+          f"threads={args.threads} "
           f"{args.seconds:.0f} s per cell  cores={os.cpu_count()}", flush=True)
     rows = []
     for op in args.ops.split(","):

@@ -16,6 +16,7 @@ from memstore.core.rules.supersession import closed_at
 from memstore.core.rules.validity import status_expr, status_of, visibility_sql
 from memstore.store.database import Database
 from memstore.store.unit import write_unit
+from memstore.store.writer import BatchedWriter
 
 GOLDEN = Path(__file__).parent / "golden" / "rules"
 
@@ -74,6 +75,25 @@ def test_supersession_sql_applies_the_same_rule(db: Database, case: dict) -> Non
         assert closed == [] and stored == _t(case["invalidated_at"])
     else:
         assert [r[0] for r in closed] == [mid] and stored == _t(case["expected"])
+
+
+@pytest.mark.parametrize("case", [c for c in SUPERSESSION if c["kind"] == "narrow"],
+                         ids=_ids([c for c in SUPERSESSION if c["kind"] == "narrow"]))
+def test_a_batched_writer_narrows_as_the_sql_does(db: Database, case: dict) -> None:
+    """The group commit's writer narrows a stored memory it read for a late fact without the SQL
+    (its closure joins the unit's one closing statement): the same rule, the same stored result."""
+    mid = _memory_row(db, valid_from=_t(case["valid_from"]), invalidated_at=_t(case["invalidated_at"]))
+    db.run("t", {"id": mid}, sql="UPDATE memories SET subject = 'ana', slot = 'lives_in' WHERE id = $id", writes=True)
+    w = BatchedWriter(db)
+    now = dt.datetime(2026, 6, 1)
+    with w.unit("commit"):
+        assert [r[0] for r in w.slot_history("u=a|a=|r=", "ana|lives_in", now)] == [mid]
+        closed = w.close("narrow", scope_key="u=a|a=|r=", ids=[mid], at=_t(case["at"]), new_id="n", now=now)
+    stored = db.scalar("SELECT invalidated_at FROM memories WHERE id = ?", [mid])
+    if case["expected"] is None:
+        assert closed == [] and stored == _t(case["invalidated_at"])
+    else:
+        assert closed == [(mid, "x")] and stored == _t(case["expected"])
 
 
 def test_supersession_through_add_closes_where_the_replacement_begins(tmp_path: Path) -> None:
