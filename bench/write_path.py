@@ -55,7 +55,8 @@ sys.path.insert(0, str(ROOT))
 from memstore import Memory  # noqa: E402
 from memstore.core.ids import entity_id  # noqa: E402
 from memstore.pipeline.add import commit_adds, prepare  # noqa: E402
-from memstore.store.database import Database, vectors_table  # noqa: E402
+from memstore.store.database import Database  # noqa: E402
+from memstore.store.write_values import vectors_table  # noqa: E402
 from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
