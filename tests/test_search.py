@@ -8,7 +8,6 @@ import warnings
 import pytest
 
 from memstore import Memory
-from memstore.retrieval.search import candidate_table
 
 FACTS = [
     "Alice is vegetarian",
@@ -284,32 +283,6 @@ def test_semantic_signal_reads_a_memory_with_its_conversation(store_path):
     # "We drove to the coast" is read with "The waves were huge": it gains what its own words lack
     assert a["We drove to the coast"] > b["We drove to the coast"]
     assert all(0.0 <= v <= 1.0 for v in a.values())
-
-
-def test_the_conversation_only_adds_to_a_memory_s_own_cosine(store_path):
-    """A fact that answers the query by itself, told in a conversation about something else, keeps
-    its own cosine (the greater of the two readings), in both engines (issue 32)."""
-    talk = ("Alice plays the cello in a community orchestra", "The train to work was late again",
-            "We ate pasta for dinner", "The weather turned rainy in the evening")
-    rows = {}
-    for lam in (1.0, 0.0):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = Memory(store_path, config={"embedder": {"provider": "hashing"},
-                                           "search": {"conversation_smoothing": lam}})
-        if not m.get_all(user_id="alice")["results"]:
-            m.add([{"role": "user", "content": t} for t in talk], user_id="alice", infer=False)
-        for engine in ("numpy", "sql"):
-            t = candidate_table(m._rt, "cello orchestra", filters={"user_id": "alice"}, limit=10, engine=engine)
-            text = {r["id"]: r["memory"] for r in m.get_all(user_id="alice")["results"]}
-            rows[(lam, engine)] = {text[i]: s for i, s in zip(t.column("id").to_pylist(), t.column("semantic").to_pylist())}
-        m.close()
-    own, read = rows[(0.0, "numpy")], rows[(1.0, "numpy")]
-    assert read[talk[0]] == pytest.approx(own[talk[0]], abs=1e-6) and own[talk[0]] > 0.3
-    assert all(read[t] >= own[t] - 1e-6 for t in talk)             # the others gain from the cello
-    assert any(read[t] > own[t] + 1e-3 for t in talk[1:])
-    for lam in (1.0, 0.0):
-        assert rows[(lam, "sql")] == pytest.approx(rows[(lam, "numpy")], abs=1e-5)
 
 
 def test_person_signal_prefers_memories_of_the_person_the_query_names(memory):

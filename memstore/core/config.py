@@ -108,8 +108,6 @@ class SearchConfig:
     # memory alone in its add() call keeps its own cosine; 0 turns the smoothing off. 1 (memory and
     # conversation alike, no fitting) was kept: on the peer bench's LoCoMo dev half (fact mode,
     # no timestamps) any-hit@10 rose on both the conv-26/30/41 and the conv-42/43 half at 0.5, 1 and 2.
-    # The expansion only adds: a memory keeps its own cosine when that is higher (a fact that answers
-    # by itself is not pulled down by a conversation about something else).
     conversation_smoothing: float = 1.0
     # Memories added alone (facts stored one by one, `add(fact, infer=False)`: no conversation to read
     # them with) are smoothed the same way with the memories said just before and after them: this

@@ -359,25 +359,22 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     A memory added alone is read the same way with the memories said just before and after it
     (`neighbours`, when given): facts stored one by one keep the context a session would give them.
 
-    The expansion only adds: a memory keeps its own cosine when that is higher (a fact that answers
-    the query by itself, told in a conversation about something else, is not pulled down by it).
-
     >>> g = conversation_groups(["r1", "r1", None])
-    >>> out = smooth_cosine(np.array([0.8, 0.1, 0.5]), g, np.array([0.5, 0.5, 1.0]), 1.0)
-    >>> [round(float(x), 3) for x in out]      # (0.8 + 0.45) / sqrt(1 + 1 + 0.5) = 0.791 < 0.8: its own
-    [0.8, 0.348, 0.5]
+    >>> out = smooth_cosine(np.array([0.9, 0.1, 0.5]), g, np.array([0.5, 0.5, 1.0]), 1.0)
+    >>> [round(float(x), 3) for x in out]      # (0.9 + 0.5) / sqrt(1 + 1 + 0.5); alone: unchanged
+    [0.885, 0.379, 0.5]
     >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
     >>> g = conversation_groups(["r1", "r2", "r3"])
     >>> nb = neighbour_context(v, np.arange(3), 1)
     >>> [round(float(x), 3) for x in smooth_cosine(np.array([0.9, 0.1, 0.9]), g, np.ones(3), 1.0, nb)]
-    [0.9, 0.492, 0.9]
+    [0.885, 0.492, 0.885]
     """
     if lam <= 0 or len(cos) == 0:
         return cos
     if neighbours is not None and len(neighbours.rows) == len(cos):    # every memory added alone
         out = np.empty(len(cos), np.float32)
         out[neighbours.rows] = neighbours.smooth(cos, lam)
-        return np.maximum(out, cos, out=out)
+        return out
     counts = np.maximum(np.bincount(group), 1).astype(np.float64)   # 0 only for ids no row has (expired rows)
     qc = np.bincount(group, weights=cos.astype(np.float64)) / counts
     cc = np.bincount(group, weights=conv_dot) / counts
@@ -387,7 +384,7 @@ def smooth_cosine(cos: np.ndarray, group: np.ndarray, conv_dot: np.ndarray, lam:
     out[alone] = cos[alone]                            # exactly, not up to rounding
     if neighbours is not None:
         out[neighbours.rows] = neighbours.smooth(cos, lam)
-    return np.maximum(out, cos, out=out)               # the expansion only adds
+    return out
 
 
 def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: int,

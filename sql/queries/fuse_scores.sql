@@ -26,8 +26,7 @@
 --              of the memories alone in theirs within $nb_window places of it in the order said
 --              (valid_at, then id; itself included, fewer at either end and never across a pause of
 --              more than $episode_minutes), and |c|^2 the mean of v.v' over the window's pairs. $conv_lambda = 0 turns both off, $nb_window = 0 the neighbours;
---              a scope with a single such memory leaves it its own cosine. The expansion only
---              adds: the greater of that and the memory's own cosine q.v.
+--              a scope with a single such memory leaves it its own cosine.
 --   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
 --              in a document of average length; BM25 statistics are computed over the filtered scope.
 --              It counts in the fused score times semantic (when that counts: channel on, $w_sem > 0): a
@@ -118,15 +117,14 @@ nb AS (
     GROUP BY p.id
 ),
 sem AS (
-    -- the expansion only adds: a memory keeps its own cosine when that is higher
     SELECT s.id, CASE WHEN $conv_lambda > 0 AND n.id IS NOT NULL
-                      THEN greatest(s.cosine, ((s.cosine + $conv_lambda * n.q_dot_c)
+                      THEN ((s.cosine + $conv_lambda * n.q_dot_c)
                             / sqrt(greatest(1 + 2 * $conv_lambda * n.v_dot_c + $conv_lambda * $conv_lambda * n.c_sq,
-                                            1e-12)))::FLOAT)
+                                            1e-12)))::FLOAT
                       WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
-                      THEN greatest(s.cosine, ((s.cosine + $conv_lambda * c.q_dot_c)
+                      THEN ((s.cosine + $conv_lambda * c.q_dot_c)
                             / sqrt(greatest(1 + 2 * $conv_lambda * d.conv_dot + $conv_lambda * $conv_lambda * c.c_sq,
-                                            1e-12)))::FLOAT)
+                                            1e-12)))::FLOAT
                       ELSE s.cosine END AS cosine
     FROM scope s
     LEFT JOIN conv_dot d ON d.id = s.id
