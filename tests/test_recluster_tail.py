@@ -262,10 +262,10 @@ def test_after_a_reset_the_lost_run_counts_every_new_memory_as_tail(store_path):
     m.close()
 
 
-def _add_shuffled(m: Memory, rounds: int, seed: int = 7) -> None:
+def _add_shuffled(m: Memory, rounds: int, seed: int = 7, first: int = 0) -> None:
     """Adds by users in random order, one memory each (a tail of many users' adds)."""
     rng = random.Random(seed)
-    for r in range(rounds):
+    for r in range(first, first + rounds):
         users = list(USERS)
         rng.shuffle(users)
         for u in users:
@@ -304,4 +304,22 @@ def test_rows_in_append_order_are_not_taken_for_a_sorted_run_whatever_the_count_
     assert cluster_runs.adopt_sorted(db, 80) is None
     out = recluster_pass(db, slice_rows=20, full=False)
     assert out["mode"] == "full" and out["complete"] and _runs_of([r[2] for r in _rows(m)]) == 1
+    m.close()
+
+
+def test_a_store_sorted_by_an_earlier_version_starts_its_tail_pass_at_tail_rows(store_path, monkeypatch):
+    monkeypatch.setattr(cluster_runs, "ADOPT_GAP", 4)
+    m = _sorted_store(store_path)
+    _forget_runs(m)
+    m.close()
+    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.5)
+    state = auto_state(m._rt.db)
+    state.every_s = 0
+    state.tail_rows = 12
+    _add_shuffled(m, rounds=1)                          # 10 new of 70: under both limits
+    assert not state.runs and not state.running()
+    _add_shuffled(m, rounds=1, seed=8, first=1)         # 20 > tail_rows (the share: 40)
+    state.wait(30)
+    assert state.runs and state.runs[-1]["mode"] == "tail" and state.error is None, (state.runs, state.error)
+    assert len(read_runs(m._rt.db)) == 2
     m.close()

@@ -453,7 +453,8 @@ class Maintenance:
         if time.monotonic() - self.failed_at < RETRY_S:
             return False            # a failed pass is not restarted at every commit (its error stays in .error)
         total = self.count(db, small_exact=True)
-        tail_limit = self.tail_rows if self.tail and self.recorded_runs else None
+        # a store sorted by an earlier version (a count, no run ends): its pass adopts the sorted part
+        tail_limit = self.tail_rows if self.tail and (self.recorded_runs or self.clustered_rows) else None
         if not due(total, self.clustered_rows, self.min_rows, self.share, tail_limit):
             return False
         if db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'memories'"):
