@@ -1,6 +1,7 @@
 """Group commit: many prepared adds in ONE transaction, each still atomic and exactly reported."""
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
 import numpy as np
@@ -262,4 +263,36 @@ def test_a_group_places_its_late_facts_with_one_read_and_one_closing_statement(m
         one.close()
     austin = {r[0]: r[3] for r in _validity(m) if "Austin" in r[1]}
     assert {u: str(t)[:10] for u, t in austin.items()} == {"ana": "2023-01-01", "bo": "2023-02-01", "cy": "2023-01-01"}
+    assert_store_healthy(m)
+
+
+def test_a_late_fact_placed_on_a_stale_history_rolls_the_group_back_and_retries(m):
+    """The closing statement changes a row only if it is still as the unit saw it: a history read
+    that is wrong about a stored interval (made wrong here on purpose) rolls the group back, and
+    each add is committed again from the store, so nothing is narrowed that should not be."""
+    for text, ts in (("I live in Austin", "2022-01-01"), ("I moved to Lima", "2022-06-01"),
+                     ("I moved to Seattle", "2023-06-01")):
+        m.add(text, user_id="ana", timestamp=ts)
+    austin = m.sql("select id from memories where memory like '%Austin%'").item()
+    db, reads = m._rt.db, []
+    real = db.rows
+
+    def stale(name, params=None, **kw):
+        rows = real(name, params, **kw)
+        if name == "queries/slot_history_batch":
+            reads.append(name)
+            if len(reads) == 1:         # the first read says Austin ran until Seattle (it ended at Lima)
+                rows = [r[:4] + (dt.datetime(2023, 6, 1),) + r[5:] if r[2] == austin else r for r in rows]
+        return rows
+    db.rows = stale
+    try:
+        out = commit_adds([_prepared(m, "I moved to Boston", timestamp="2023-01-01"),
+                           _prepared(m, "I play chess", user="bob")], m._rt)
+    finally:
+        del db.rows
+    assert not any(isinstance(o, BaseException) for o in out)
+    assert len(reads) == 2              # rolled back once, then the add alone read the store again
+    ends = dict(m.sql("select memory, invalidated_at from memories where user_id = 'ana'").rows())
+    assert {k.split()[-1]: str(v)[:10] for k, v in ends.items()} == {
+        "Austin": "2022-06-01", "Lima": "2023-01-01", "Seattle": "None", "Boston": "2023-06-01"}
     assert_store_healthy(m)
