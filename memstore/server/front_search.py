@@ -45,13 +45,19 @@ _ADMIN = "admin"                # a grant with no scope to confine to
 _PACKED = 64                    # pickled snapshots the owner keeps for its fronts
 
 
+def snappable(kwargs: dict[str, Any], args: tuple = ()) -> bool:
+    """Can a snapshot answer this search call, its filter aside (no as_of, show_expired,
+    include_superseded or rerank)?"""
+    query = args[0] if args else kwargs.get("query")
+    return isinstance(query, str) and not any(kwargs.get(k) for k in _NOT_SNAPPED) and kwargs.get("as_of") is None
+
+
 def call_key(kwargs: dict[str, Any], args: tuple = ()) -> Any:
     """The snapshot key of a `search(*args, **kwargs)` call, or None when its search never reads a
     snapshot (or its arguments are wrong: the owner's search then says so)."""
     from memstore.memory import _merge_identity
 
-    query = args[0] if args else kwargs.get("query")
-    if not isinstance(query, str) or any(kwargs.get(k) for k in _NOT_SNAPPED) or kwargs.get("as_of") is not None:
+    if not snappable(kwargs, args):
         return None
     try:
         return filter_key(_merge_identity(kwargs.get("filters"), kwargs.get("user_id"), kwargs.get("agent_id"),
@@ -126,15 +132,16 @@ class FrontSearch:
 
     def search(self, authorization: str, args: tuple, kwargs: dict[str, Any], vector: Any,
                embed_s: float = 0.0) -> Any:
-        key = self._key(authorization, args, kwargs)
-        if key is None:
+        if not snappable(kwargs, args):
             self.stats["owner"] += 1
             return self.owner.call("search", authorization, args, kwargs, vector)
-        held = self.snaps.peek(key)
+        # key None (a scoped token's call before the front knows its scope, a filter no snapshot
+        # serves): the owner searches, and its answer says the token's scope
+        key = self._key(authorization, args, kwargs)
+        held = self.snaps.peek(key) if key is not None else None
         reply = self.owner.call("snap", authorization, args, kwargs, vector, key,
                                 held.generation if held is not None else None)
-        if reply[0] == "fresh":
-            assert held is not None
+        if reply[0] == "fresh" and held is not None:
             try:
                 out = self._local(held, args, kwargs, vector, embed_s)
                 self.stats["local"] += 1
