@@ -247,12 +247,15 @@ def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None
     fig: dict = {"size": size, "users": users, "tail": tail, "mode": mode}
     rng = np.random.default_rng(1)
     m = _open(path, auto=False)
+    if mode == "adopt":     # as a store sorted by an earlier version: the count of sorted rows, no run ends
+        m._rt.db.run("bench:forget_runs", sql="DELETE FROM store_meta WHERE key = 'cluster_runs'", writes=True)
+        m._rt.db.run("queries/set_clustered_rows", {"rows": size}, writes=True)
     a = measure(m, rng, users, queries, f"sorted + {tail:,} tail, re-cluster off")
     fig.update(first_p50=a["store_p50"], first_p95=a["store_p95"])
     m.close()
     m = _open(path, auto=False)
     state = auto_state(m._rt.db)        # the store's own trigger, turned on here with the pass chosen
-    state.min_rows, state.share, state.tail = 1, 0.05, mode == "tail"
+    state.min_rows, state.share, state.tail = 1, 0.05, mode in ("tail", "adopt")
     state.threads = PASS_THREADS or None
     for _ in range(5):                  # warm-up, as in measure(): the first searches of a process load things
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
@@ -267,7 +270,9 @@ def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None
         fig.update(during_p50=pct(during_store, .5), during_p95=pct(during_store, .95))
     b = measure(m, rng, users, queries, f"after the {mode} pass")
     fig.update(store_p50=b["store_p50"], store_p95=b["store_p95"], search_p50=b["search_p50"],
-               pass_s=run_out.get("seconds") if isinstance(run_out, dict) else None)
+               pass_s=run_out.get("seconds") if isinstance(run_out, dict) else None,
+               pass_mode=run_out.get("mode") if isinstance(run_out, dict) else None)
+    print(f"[{mode}] the pass ran as: {fig['pass_mode']}", flush=True)
     if during_store:
         print(f"[{mode}] store side p95 during the pass / after it: {fig['during_p95'] / b['store_p95']:.1f}x "
               f"(target <= 2x); / before it (sorted + tail): {fig['during_p95'] / fig['first_p95']:.1f}x; "
@@ -411,9 +416,10 @@ def main() -> None:
     ap.add_argument("--tail", type=int, default=0, metavar="N",
                     help="the steady state instead: each size sorted by scope (lean builder) plus N memories "
                          "appended by random users; searches before / during / after the pass that sorts them")
-    ap.add_argument("--tail-pass", choices=("tail", "full"), default="tail",
+    ap.add_argument("--tail-pass", choices=("tail", "full", "adopt"), default="tail",
                     help="with --tail: the pass a sorted store runs (tail: only the tail into a second run; "
-                         "full: the whole table, as every pass did before)")
+                         "full: the whole table, as every pass did before; adopt: a tail pass on a store "
+                         "sorted by an earlier version, which recorded no run ends)")
     ap.add_argument("--pass-threads", type=int, default=0, metavar="N",
                     help="with --tail: DuckDB threads while the pass runs (Maintenance.threads; 0: unchanged)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",

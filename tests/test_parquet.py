@@ -70,6 +70,8 @@ def _table_frames(mem: Memory) -> dict[str, pl.DataFrame]:
     for table in store_tables(mem.db):
         if table not in TABLE_FRAMES.values():
             out[table] = mem.db.frame("t", sql=f'SELECT * FROM "{table}" ORDER BY ALL')
+    # where the rows lie on disk is each store's own (an import writes them sorted by scope)
+    out["store_meta"] = out["store_meta"].filter(~pl.col("key").is_in(["cluster_runs", "clustered_rows"]))
     return out
 
 
@@ -165,23 +167,33 @@ def test_import_gives_identical_frames_and_search_results(source, exported, tmp_
         copy.close()
 
 
-def test_import_keeps_no_sorted_runs_of_the_source(tmp_path, nlp_runtime):
-    """Where the source's sorted runs ended says nothing about the copy's rows: the copy records
-    none (its first re-cluster pass is a full one), and every other store_meta row comes along."""
-    from memstore.store.cluster_runs import META_KEY, read_runs
+def test_import_writes_the_clustered_tables_sorted_by_scope_and_records_them_as_one_run(tmp_path, nlp_runtime):
+    """Where the source's sorted runs ended says nothing about the copy's rows: the copy writes the
+    clustered tables in the re-cluster's order and records its own run, ending at each table's last
+    row (its first re-cluster pass sorts only what is added later); every other store_meta row comes
+    along."""
+    from memstore.store.cluster_runs import RUN_KEYS, read_runs, resolve_run, tail_rows
     from memstore.store.recluster import mark_sorted
 
     src = Memory(tmp_path / "runs.duckdb", config=HASHING)
     try:
         _fill(src)
+        for u in ("zed", "amy", "kim"):     # adds by users out of order: the source is not sorted by scope
+            src.add(f"{u} keeps bees in the garden", user_id=u, infer=False)
         mark_sorted(src.db)
-        assert read_runs(src.db), "the source records its sorted run"
+        source_runs = read_runs(src.db)
         src.export_parquet(tmp_path / "out")
     finally:
         src.close()
     copy = Memory.import_parquet(tmp_path / "out", tmp_path / "copy.duckdb")
     try:
-        assert copy.db.meta(META_KEY) is None and read_runs(copy.db) == []
+        runs = read_runs(copy.db)
+        assert len(runs) == 1 and runs != source_runs
+        assert tail_rows(copy.db, runs) == 0
+        for table in RUN_KEYS:
+            users = [r[0] for r in copy.db.rows("t", sql=f"SELECT user_id FROM {table} ORDER BY rowid")]
+            assert users == sorted(users, key=lambda u: (u is None, u or "")), table
+            assert resolve_run(copy.db, runs[0])[table] == len(users), table
         assert copy.db.meta("dim") is not None
         assert copy.doctor().is_empty()
     finally:

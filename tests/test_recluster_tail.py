@@ -5,6 +5,7 @@ runs are merged at max_runs; the trigger starts a tail pass at tail_rows; adds a
 a tail pass's slices change nothing; a tail pass killed inside or between slices loses nothing."""
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import threading
@@ -12,6 +13,7 @@ import warnings
 from pathlib import Path
 
 from memstore import Memory
+from memstore.store import cluster_runs
 from memstore.store.cluster_runs import read_runs, resolve_end
 from memstore.store.optimize import auto_state
 from memstore.store.recluster import recluster_pass
@@ -257,4 +259,67 @@ def test_after_a_reset_the_lost_run_counts_every_new_memory_as_tail(store_path):
     assert state.count(m._rt.db, force=True) == 20 and state.clustered_rows == 0     # all tail: due again
     out = recluster_pass(m._rt.db, slice_rows=50, full=False)
     assert out["mode"] == "full" and out["complete"] and _runs_of([r[2] for r in _rows(m)]) == 1
+    m.close()
+
+
+def _add_shuffled(m: Memory, rounds: int, seed: int = 7, first: int = 0) -> None:
+    """Adds by users in random order, one memory each (a tail of many users' adds)."""
+    rng = random.Random(seed)
+    for r in range(first, first + rounds):
+        users = list(USERS)
+        rng.shuffle(users)
+        for u in users:
+            m.add(f"{u} round {r} about city{r % 4} and topic{r % 5}", user_id=u, infer=False)
+
+
+def _forget_runs(m: Memory) -> None:
+    """What a store sorted by an earlier version holds: the count of sorted memories, no run ends."""
+    m._rt.db.run("x", sql="DELETE FROM store_meta WHERE key = 'cluster_runs'", writes=True)
+    assert read_runs(m._rt.db) == []
+
+
+def test_a_store_sorted_by_an_earlier_version_gets_a_tail_pass_not_a_full_one(store_path, monkeypatch):
+    monkeypatch.setattr(cluster_runs, "ADOPT_GAP", 4)    # this store's sorted run is 60 rows long
+    m = _sorted_store(store_path)
+    _forget_runs(m)
+    sorted_part = {t: _rows(m, t) for t in TABLES}
+    _add_shuffled(m, rounds=4)
+    before = _state(m)
+    out = recluster_pass(m._rt.db, slice_rows=10, full=False)
+    assert out["mode"] == "tail" and out["complete"] and out["memories"] == 4 * len(USERS), out
+    for t in TABLES:
+        rows = _rows(m, t)
+        assert rows[:len(sorted_part[t])] == sorted_part[t], t          # the sorted rows did not move
+        assert _runs_of([r[2] for r in rows[len(sorted_part[t]):]]) == 1, t
+    assert _state(m) == before and len(read_runs(m._rt.db)) == 2
+    m.close()
+
+
+def test_rows_in_append_order_are_not_taken_for_a_sorted_run_whatever_the_count_says(store_path, monkeypatch):
+    monkeypatch.setattr(cluster_runs, "ADOPT_GAP", 4)
+    m = _open(store_path)
+    _add_shuffled(m, rounds=8)
+    db = m._rt.db
+    db.run("queries/set_clustered_rows", {"rows": 80}, writes=True)    # a count that does not fit the rows
+    assert cluster_runs.adopt_sorted(db, 80) is None
+    out = recluster_pass(db, slice_rows=20, full=False)
+    assert out["mode"] == "full" and out["complete"] and _runs_of([r[2] for r in _rows(m)]) == 1
+    m.close()
+
+
+def test_a_store_sorted_by_an_earlier_version_starts_its_tail_pass_at_tail_rows(store_path, monkeypatch):
+    monkeypatch.setattr(cluster_runs, "ADOPT_GAP", 4)
+    m = _sorted_store(store_path)
+    _forget_runs(m)
+    m.close()
+    m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.5)
+    state = auto_state(m._rt.db)
+    state.every_s = 0
+    state.tail_rows = 12
+    _add_shuffled(m, rounds=1)                          # 10 new of 70: under both limits
+    assert not state.runs and not state.running()
+    _add_shuffled(m, rounds=1, seed=8, first=1)         # 20 > tail_rows (the share: 40)
+    state.wait(30)
+    assert state.runs and state.runs[-1]["mode"] == "tail" and state.error is None, (state.runs, state.error)
+    assert len(read_runs(m._rt.db)) == 2
     m.close()

@@ -4,6 +4,9 @@
 schema version is not newer than this memstore's, and every listed file exists with the manifest's
 sha256 and row count. `load_export` inserts every table in ONE transaction (`INSERT … BY NAME`,
 so an export from an older schema loads into the current one; new columns take their defaults).
+The tables the re-cluster keeps sorted by scope are written in that order and recorded as one sorted
+run (memstore/store/cluster_runs.py), so the new store's first re-cluster pass sorts only what is
+added after the import.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from memstore.analysis.manifest import FORMAT, MANIFEST, parquet_rows, read_manifest, sha256_file  # noqa: F401
 from memstore.analysis.parquet_export import store_tables
 from memstore.store.cluster_runs import META_KEY as RUNS_KEY
+from memstore.store.cluster_runs import RUN_KEYS, mark_end, write_runs
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import ExportError
 from memstore.store.sqlfiles import migration_files
@@ -80,9 +84,13 @@ def load_export(db: Database, directory: str | os.PathLike, manifest: dict[str, 
                     "SELECT count(*) FROM read_parquet($files) WHERE key = $runs"))[0][0]
                 db.run("import:store_meta", runs, sql=(
                     "DELETE FROM store_meta WHERE key IN (SELECT key FROM read_parquet($files)) AND key <> $runs"))
-            inserted = db.run(f"import:{table}", {"files": paths, **({"runs": RUNS_KEY} if keep else {})}, sql=(
-                f"INSERT INTO {sql_ident(table)} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)"
-                + keep)).fetchone()[0]
+            if table in RUN_KEYS:          # in the re-cluster's order (sql/queries/admin/recluster_copy.sql)
+                keep = " ORDER BY user_id NULLS LAST, agent_id NULLS LAST, run_id NULLS LAST"
+            inserted = db.run(f"import:{table}", {"files": paths, **({"runs": RUNS_KEY} if table == "store_meta" else {})},
+                              sql=(f"INSERT INTO {sql_ident(table)} BY NAME SELECT * FROM read_parquet($files, "
+                                   "union_by_name = true)" + keep)).fetchone()[0]
             if inserted != counts[table]:
                 raise ExportError(f"import of {table} inserted {inserted} rows, the manifest says {counts[table]}")
+        write_runs(db, [mark_end(db)])         # each table as written: one sorted run
+        db.run("queries/set_clustered_rows", {"rows": int(db.scalar("SELECT count(*) FROM memories") or 0)})
     return counts

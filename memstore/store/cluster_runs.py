@@ -127,3 +127,33 @@ def tail_rows(db: Database, runs: list[Run]) -> int | None:
         return None
     end = resolve_end(db, "memories", runs[-1]["memories"])
     return int(db.scalar(load_sql("queries/admin/recluster_tail_rows"), {"end": end or 0}) or 0)
+
+
+
+ADOPT_GAP = 1024        # memories' worth of rows without a descent: only a sorted run has such a stretch
+
+
+def sorted_end(db: Database, table: str, gap: int) -> int:
+    """One past the sorted part of `table` before its unsorted tail: where its last stretch of more
+    than `gap` rows without a descent of user ends (sql/queries/admin/recluster_sorted_end.sql);
+    0 when no stretch is that long, the table's end when its last `gap` rows hold no descent."""
+    return int(db.scalar(_sql("recluster_sorted_end", table), {"gap": int(gap)}) or 0)
+
+
+def adopt_sorted(db: Database, clustered: int) -> Run | None:
+    """A run for a store that a pass of an earlier version sorted without recording where (only the
+    count of memories it left, `clustered`): each table's sorted part as it is now, found from the
+    rows (sorted_end; a tail of adds by many users descends every few rows, a sorted run only where
+    an add landed between two slices of the pass). None when the memories' sorted part does not
+    match that count (under half of it, or over it by more than 1 %: not rows such a pass left),
+    so the next pass is a full one. Call under the write lock, then record the run (write_runs)."""
+    if clustered <= 0:
+        return None
+    memories = int(db.scalar("SELECT count(*) FROM memories") or 0)
+    ends = {}
+    for table in RUN_KEYS:
+        rows = memories if table == "memories" else int(db.scalar(f"SELECT count(*) FROM {sql_ident(table)}") or 0)
+        ends[table] = sorted_end(db, table, ADOPT_GAP * max(1, round(rows / max(memories, 1))))
+    if not clustered // 2 <= ends["memories"] <= clustered + clustered // 100:
+        return None
+    return mark_end(db, ends)

@@ -23,6 +23,10 @@ rewritten to place 100k was the old steady state). A search reads one or two row
 runs pile up only to `max_runs` (MAX_RUNS): the pass that would make one more merges every run after
 the first (a pass over the rows after run 1), or rewrites the whole table (a full pass) when those
 later runs hold more than `merge_share` (MERGE_SHARE) of it. optimize() always runs a full pass.
+A store sorted by an earlier version has no run ends recorded, only the count of memories its last
+pass left: its sorted part is found from the rows (cluster_runs.adopt_sorted: a sorted run has long
+stretches without a descent of user, a tail of adds does not), so its first pass here is a tail
+pass too. Only a store never sorted (or one whose rows do not match that count) gets a full pass.
 The trigger (`due`): a store with recorded runs starts a tail pass once its tail passes the smaller
 of `share` of the table and `tail_rows` (TAIL_ROWS): every search reads the whole tail (its row
 groups hold every user), so the tail, not the table, sets what it adds to a search.
@@ -51,7 +55,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from memstore.store.cluster_runs import Run, mark_end, read_runs, resolve_run, tail_rows, write_runs
+from memstore.store.cluster_runs import Run, adopt_sorted, mark_end, read_runs, resolve_run, tail_rows, write_runs
 from memstore.store.quoting import sql_ident, sql_string
 from memstore.store.sqlfiles import load_sql
 from memstore.store.unit import write_unit
@@ -181,6 +185,23 @@ def _rebased(db: Database, run: Run) -> Run:
     return mark_end(db, starts)
 
 
+def _adopted(db: Database) -> list[Run]:
+    """The run a pass of an earlier version left (it recorded only how many memories it sorted),
+    found from the rows and recorded, so that this pass sorts only the tail: [] for a store never
+    sorted (its first pass is a full one). See cluster_runs.adopt_sorted."""
+    clustered = int(db.meta("clustered_rows") or 0)
+    if clustered <= 0:
+        return []
+    with db.write_lock:
+        run = adopt_sorted(db, clustered)
+        if run is None:
+            return []
+        _meta_unit(db, [run], None)
+    log.info("re-cluster of %s: the sorted rows a pass of an earlier version left end at %s",
+             db.path, {t: e["end"] for t, e in run.items()})
+    return [run]
+
+
 def _meta_unit(db: Database, runs: list[Run] | None, clustered: int | None) -> None:
     """Record the runs (and the clustered row count) in one write unit that keeps the scope cache."""
     with db.write_lock:
@@ -268,6 +289,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     checkpoints once, at its end (its rows are a fraction of the table)."""
     t0 = time.perf_counter()
     runs = read_runs(db)
+    if not runs and not full:
+        runs = _adopted(db)
     level, starts = choose_start(db, runs, full=full, max_runs=max_runs, merge_share=merge_share)
     mode = "full" if level == 0 else "tail" if level == len(runs) else "merge"
     kept = runs[:level]
@@ -430,7 +453,8 @@ class Maintenance:
         if time.monotonic() - self.failed_at < RETRY_S:
             return False            # a failed pass is not restarted at every commit (its error stays in .error)
         total = self.count(db, small_exact=True)
-        tail_limit = self.tail_rows if self.tail and self.recorded_runs else None
+        # a store sorted by an earlier version (a count, no run ends): its pass adopts the sorted part
+        tail_limit = self.tail_rows if self.tail and (self.recorded_runs or self.clustered_rows) else None
         if not due(total, self.clustered_rows, self.min_rows, self.share, tail_limit):
             return False
         if db.scalar("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'memories'"):
