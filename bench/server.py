@@ -9,6 +9,7 @@ measured serial part (the owner process).
     python bench/server.py --code /work/wt/old      # the same bench against another checkout (old code)
     python bench/server.py --during sql             # search p95 while one client runs long analyst sql()
     python bench/server.py --fronts 2               # HTTP and the model work in 2 front processes
+    python bench/server.py --fronts 2 --ops mixed   # every 10th call an add: what writes do to the fronts' copies
 
 Each client process runs add (then search) in a loop on its own user for `--seconds`: `add` sends
 one short chat turn (`--infer` on: the rule-based extractor, spaCy and the embedder run; `--infer
@@ -156,11 +157,11 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
     s1 = _front_searches(store)
     local = s1.get("fresh", 0) - s0.get("fresh", 0)
     asked = local + s1.get("searched", 0) - s0.get("searched", 0)
+    sent, sent_mb = s1.get("sent", 0) - s0.get("sent", 0), (s1.get("sent_bytes", 0) - s0.get("sent_bytes", 0)) / 1e6
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
             "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n,
             "front_hits": f"{local}/{asked}" if asked else "-",
-            "snap_sent": f"{s1.get('sent', 0) - s0.get('sent', 0)} ({(s1.get('sent_bytes', 0) - s0.get('sent_bytes', 0)) / 1e6:.1f} MB)"
-            if asked else "-"}
+            "snap_sent": f"{sent} ({sent_mb:.1f} MB)" if asked else "-"}
 
 
 def _front_searches(store: str) -> dict:

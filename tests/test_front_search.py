@@ -90,7 +90,8 @@ def test_a_scoped_token_reads_no_other_scope_through_a_copy(server):
     fay = _client(server, admin.create_token("fay-app", user_id="fay")["token"])
     before = _copies(server)
     for _ in range(7):
-        assert [r["memory"] for r in admin.search("key", user_id="eve")["results"]] == ["Eve hides the key under the mat"]
+        eve = admin.search("key", user_id="eve")["results"]
+        assert [r["memory"] for r in eve] == ["Eve hides the key under the mat"]
         assert [r["memory"] for r in fay.search("key")["results"]] == ["Fay keeps her key in a box"]
         assert [r["memory"] for r in fay.search("key", user_id="fay")["results"]] == ["Fay keeps her key in a box"]
         with pytest.raises(NotFoundError):

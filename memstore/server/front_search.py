@@ -94,8 +94,8 @@ class SnapshotDoor:
         data = None
         if mine is not None:
             snap = snapshots_for(db.scope_cache).peek(mine)
-            if snap is not None and snap.generation != held and snap.generation == db.scope_cache.current_generation(db) \
-                    and self._lasts(mine, snap.generation):
+            if snap is not None and snap.generation != held \
+                    and snap.generation == db.scope_cache.current_generation(db) and self._lasts(mine, snap.generation):
                 data = self._pack(mine, snap)
         return ("searched", result, mine, _ADMIN if grant.admin else dict(grant.scope), data)
 
