@@ -44,7 +44,7 @@ from memstore.server.scoped_memory import confine
 _NOT_SNAPPED = ("include_superseded", "show_expired", "rerank")
 _ADMIN = "admin"                # a grant with no scope to confine to
 _PACKED = 64                    # pickled snapshots the owner keeps for its fronts
-SEND_AFTER = 2                  # a snapshot goes to the fronts once it outlived this many searches
+SEND_AFTER = 4                  # a snapshot goes to the fronts once it outlived this many searches
 
 
 def snappable(kwargs: dict[str, Any], args: tuple = ()) -> bool:
@@ -158,6 +158,7 @@ class FrontSearch:
         reply = self.owner.call("snap", authorization, args, kwargs, vector, key,
                                 held.generation if held is not None else None)
         if reply[0] == "fresh" and held is not None:
+            self.snaps.lookup(key, held.generation)       # used: last to be dropped
             try:
                 out = self._local(held, args, kwargs, vector, embed_s)
                 self.stats["local"] += 1
