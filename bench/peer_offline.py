@@ -19,6 +19,7 @@ results ranked above it of weight x (their value - its value) / sum of weights (
 split into the raw cosine and the conversation smoothing); a summary by signal is printed.
 --versus RUN.json: another run's --json (e.g. the session store's, to compare the public-API path
 with it): paired counts per group against it, and the questions either one alone finds in its top 10.
+--half tune|check: only that half's conversations (fit on tune without printing a check figure).
 --build-api DIR: the public-API path instead of a peer-bench store: every oracle fact of every
 session added alone, `add(fact, infer=False)`, no timestamps, then scored the same way (the
 embedder must be the peer bench's fake server for --features openai).
@@ -186,6 +187,8 @@ def main() -> None:
     ap.add_argument("--mem0", default=None, help="run_bench.py results of mem0 (runs/<tag>/mem0_plain_dev.json)")
     ap.add_argument("--losses", default=None, help="JSON lines: the questions only mem0 finds, and why")
     ap.add_argument("--versus", default=None, help="another run's --json: paired counts against it")
+    ap.add_argument("--half", choices=("all", "tune", "check"), default="all",
+                    help="score only this half's conversations (tune: fit without seeing the check half)")
     args = ap.parse_args()
     if bool(args.store) == bool(args.build_api):
         ap.error("give one of --store and --build-api")
@@ -200,6 +203,8 @@ def main() -> None:
     emb = {"provider": "local"} if args.features == "local" else \
         {"provider": "openai", "base_url": args.embed_url, "api_key": "x", "model": "all-MiniLM-L6-v2", "dims": 384}
     samples = locomo.load(args.data)
+    if args.half != "all":
+        samples = [s for s in samples if s["sample_id"] in (TUNE if args.half == "tune" else CHECK)]
     store = args.store
     if args.build_api:
         build_api(Path(args.build_api), {"embedder": emb}, samples, locomo)
@@ -257,7 +262,7 @@ def main() -> None:
                               .append_column("category", pa.array([q["category"]] * n, pa.int64())))
     cached.save()
     m.close()
-    groups = ["all", "tune", "check", "cat1", "cat2", "cat3", "cat4", *TUNE, *CHECK]
+    groups = [g for g in ("all", "tune", "check", "cat1", "cat2", "cat3", "cat4", *TUNE, *CHECK) if hits[(g, 10)]]
     print(f"| {args.features} | " + " | ".join(groups) + " |")
     for k in KS:
         print(f"| @{k} | " + " | ".join(f"{np.mean(hits[(g, k)]):.3f}" for g in groups) + " |")
@@ -267,6 +272,8 @@ def main() -> None:
         print("| group | n | memstore | mem0 | diff | + | - |")
         print("|---|---|---|---|---|---|---|")
         for g in ("all", "tune", "check", *(f"{h}/cat{c}" for h in ("tune", "check") for c in (1, 2, 3, 4))):
+            if not hits[(g, 10)]:
+                continue
             a, b = np.mean(hits[(g, 10)]), np.mean(other[(g, 10)])
             print(f"| {g} | {len(hits[(g, 10)])} | {a:.3f} | {b:.3f} | {100 * (a - b):+.1f} | +{pm[g][0]} | -{pm[g][1]} |")
     if args.losses:
@@ -274,6 +281,8 @@ def main() -> None:
         print(f"\nlosses ({len(losses)}) by the signal that pushed the right fact down most:")
         for half in ("tune", "check"):
             rows = [r for r in losses if r["half"] == half and "margin" in r]
+            if not any(r["half"] == half for r in losses):
+                continue
             count = defaultdict(int)
             for r in rows:
                 count[(r["category"], r["pusher"])] += 1

@@ -25,8 +25,11 @@ from memstore.retrieval.search import candidate_table
     ("writing", ["writ", "write"]),
     ("gaming", ["gam", "game"]),
     ("swimming", ["swim", "swime"]),
-    ("paint", ["paintion", "paintation", "painting", "painter"]),
-    ("shop", ["shopion", "shopation", "shopping", "shoper"]),
+    ("paint", ["paintion", "paintation", "painting", "painter", "paintize"]),
+    ("shop", ["shopion", "shopation", "shopping", "shoper", "shopize"]),
+    ("symbol", ["symbolion", "symbolation", "symbolling", "symboler", "symbolize"]),
+    ("memory", ["memoryion", "memoryation", "memorying", "memoryer", "memorize"]),
+    ("emphasis", ["emphasision", "emphasisation", "emphasissing", "emphasiser", "emphasize"]),
 ])
 def test_a_lemma_s_word_family(lemma, forms):
     assert derived_forms(lemma) == forms
@@ -68,7 +71,9 @@ def store(tmp_path_factory):
                  "Gina opened an online clothes store",
                  "Joanna is heavily invested in writing projects",
                  "Joanna finds comfort in her writing",
-                 "Nate upgraded his equipment for gaming"):
+                 "Nate upgraded his equipment for gaming",
+                 "Caroline painted a mural symbolizing courage",
+                 "Caroline painted a mural of a sunset"):
         m.add(text, user_id="u", infer=False)
     yield m
     m.close()
@@ -77,6 +82,7 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("query, expected", [
     ("How did Gina promote her store?", "Gina got new offers and promotions for her online store"),
     ("What does Nate use to play games?", "Nate upgraded his equipment for gaming"),
+    ("What symbols did Caroline paint?", "Caroline painted a mural symbolizing courage"),
 ])
 def test_a_fact_that_says_the_word_in_another_form_is_a_keyword_hit(store, query, expected):
     res = store.search(query, user_id="u", explain=True, channels=["keyword"])["results"]
@@ -84,7 +90,7 @@ def test_a_fact_that_says_the_word_in_another_form_is_a_keyword_hit(store, query
 
 
 @pytest.mark.parametrize("query", ["How did Gina promote her store?", "What kind of writings does Joanna do?",
-                                   "What does Nate use to play games?"])
+                                   "What does Nate use to play games?", "What symbols did Caroline paint?"])
 def test_the_sql_engine_counts_the_same_forms(store, query):
     rows = {e: {r["id"]: (r["keyword"], r["bm25"]) for r in
                 candidate_table(store._rt, query, filters={"user_id": "u"}, limit=100, engine=e).to_pylist()}

@@ -7,7 +7,7 @@ and an adjective (plus the word itself): a *term group*. Which form stands for t
 by the scope's own index: the form with the most postings there (`QueryAnalysis.resolve`), so
 "hiking" is searched as whichever of hiking / hike the scope's memories use. A lower-case word also
 brings the lemmas of its word family that a lemma index keeps apart (`derived_forms`: "promote" /
-"promotion", "writing" / "write", "game" / "gaming"), and the postings of every form of a word
+"promotion", "writing" / "write", "game" / "gaming", "symbol" / "symbolize"), and the postings of every form of a word
 count for its one term (`resolve_forms`): "How did Gina promote her store?" finds "Gina got promotions".
 A derived form is searched only when the lemmatizer's index knows it as a word. The index is
 unchanged, so stores written before need no migration. Every word keeps one term, so
@@ -115,11 +115,13 @@ _DOUBLE = re.compile(r"([b-df-hj-km-np-tv-xz])\1$")     # runn(ing) -> run; not 
 def derived_forms(lemma: str) -> list[str]:
     """Lemmas of the same word family that a lemma index keeps apart: the verb and the nouns made of
     it ("promotion" -> "promote", "writing" -> "write", "gaming" -> "game"; "paint" -> "painting",
-    "painter"). Forms no memory uses cost nothing: they have no postings. Only suffixes that make a
-    noun of a verb; "-ment", "-er" and plural "-s" are never stripped ("moment", "mother", "news").
+    "painter"), and the verb made of a noun with -ize ("symbol" -> "symbolize", "memory" ->
+    "memorize", "emphasis" -> "emphasize"). Forms no memory uses cost nothing: they have no
+    postings. Only suffixes that make a noun of a verb are stripped; "-ment", "-er", "-ize" and
+    plural "-s" never ("moment", "mother", "realize" is no "real", "news").
 
-    >>> derived_forms("promotion"), derived_forms("writing"), derived_forms("swim")
-    (['promot', 'promote'], ['writ', 'write'], ['swimion', 'swimation', 'swimming', 'swimer'])
+    >>> derived_forms("promotion"), derived_forms("writing"), derived_forms("swim")[2:]
+    (['promot', 'promote'], ['writ', 'write'], ['swimming', 'swimer', 'swimize'])
     """
     if not lemma.isalpha() or len(lemma) < 4:
         return []
@@ -133,7 +135,9 @@ def derived_forms(lemma: str) -> list[str]:
             return [stem + e for e in ends]
     base = lemma[:-1] if lemma.endswith("e") else lemma
     cvc = lemma[-1] not in "aeiouwxy" and lemma[-2] in "aeiou" and lemma[-3] not in "aeiou"
-    return [base + "ion", base + "ation", base + (base[-1] if cvc else "") + "ing", base + "er"]
+    # -ize makes a verb of a noun: "symbols" finds "symbolizing", "memories" "memorize"
+    ize = lemma[:-1] + "ize" if lemma.endswith("y") else lemma[:-2] + "ize" if lemma.endswith("is") else lemma + "ize"
+    return [base + "ion", base + "ation", base + (base[-1] if cvc else "") + "ing", base + "er", ize]
 
 
 _known: dict[int, frozenset[str]] = {}
