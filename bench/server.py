@@ -9,6 +9,7 @@ measured serial part (the owner process).
     python bench/server.py --code /work/wt/old      # the same bench against another checkout (old code)
     python bench/server.py --during sql             # search p95 while one client runs long analyst sql()
     python bench/server.py --fronts 2               # HTTP and the model work in 2 front processes
+    python bench/server.py --fronts 2 --ops mixed   # every 10th call an add: what writes do to the fronts' copies
 
 Each client process runs add (then search) in a loop on its own user for `--seconds`: `add` sends
 one short chat turn (`--infer` on: the rule-based extractor, spaCy and the embedder run; `--infer
@@ -37,6 +38,7 @@ import tempfile
 import time
 
 SEED_USERS, SEED_PER_USER = 20, 50
+MIXED_ADD_EVERY = 10                    # --ops mixed: every 10th call of a client is an add(infer=False)
 HERE = os.path.abspath(__file__)
 TURNS = ("I live in {city} and I work at {org} as a {job}", "My sister {name} is a {job} in {city}",
          "I'm allergic to {food}; I play {game} on Sundays", "We moved to {city} last month for my job at {org}")
@@ -81,7 +83,7 @@ def worker(args: argparse.Namespace) -> int:
         print(json.dumps({"lat": lat}))
         return 0
     for i in range(3):                  # warm: connection, the server's first call of this kind
-        m.search("warm up", user_id=user) if args.op == "search" else m.add(f"warm {args.worker}-{i}", user_id=user,
+        m.search("warm up", user_id=user) if args.op in ("search", "mixed") else m.add(f"warm {args.worker}-{i}", user_id=user,
                                                                              infer=False)
     print("ready", flush=True)                 # the parent samples CPU once every client is ready
     sys.stdin.readline()
@@ -94,6 +96,9 @@ def worker(args: argparse.Namespace) -> int:
             text = (_turn(n, args.worker) if infer else
                     f"bench note {args.worker}-{n}: the item {n * 7919 % 10007} is on shelf {n % 97}")
             m.add(text, user_id=user, infer=infer)
+        elif args.op == "mixed" and n % MIXED_ADD_EVERY == 0:     # writes among searches: snapshots go stale
+            m.add(f"bench note {args.worker}-{n}: the item {n * 7919 % 10007} is on shelf {n % 97}", user_id=user,
+                  infer=False)
         else:
             m.search(f"where is item {n % 10007}", user_id=f"seed-{n % SEED_USERS}", top_k=10)
         lat.append((time.perf_counter() - t0) * 1e3)
@@ -136,6 +141,7 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
     for p in everyone:                         # start-up and warm-up calls are not counted
         assert p.stdout.readline().strip() == "ready"
     fronts = fronts or []
+    s0 = _front_searches(store)
     c_owner, c_workers, c_fronts = _cpu([owner]), _cpu(workers), _cpu(fronts)
     for p in everyone:
         p.stdin.write("go\n")
@@ -148,8 +154,22 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
     if analyst is not None:
         analyst.communicate(timeout=seconds + 300)
     n = max(len(lat), 1)
+    s1 = _front_searches(store)
+    local = s1.get("fresh", 0) - s0.get("fresh", 0)
+    asked = local + s1.get("searched", 0) - s0.get("searched", 0)
+    sent, sent_mb = s1.get("sent", 0) - s0.get("sent", 0), (s1.get("sent_bytes", 0) - s0.get("sent_bytes", 0)) / 1e6
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
-            "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n}
+            "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n,
+            "front_hits": f"{local}/{asked}" if asked else "-",
+            "snap_sent": f"{sent} ({sent_mb:.1f} MB)" if asked else "-"}
+
+
+def _front_searches(store: str) -> dict:
+    """The server's counts of searches its fronts answered from snapshot copies (/health; {} when none)."""
+    try:
+        return _client_for(store).server_info().get("front_searches") or {}
+    except Exception:  # noqa: BLE001 - old code, or no fronts
+        return {}
 
 
 def _in_process(store: str, config: dict, op: str, seconds: float, infer: str) -> dict:
@@ -199,7 +219,8 @@ def main() -> int:
     ap.add_argument("--embedder", default="hashing", choices=("hashing", "local", "static"))
     ap.add_argument("--clients", default="1,2,4,8,16")
     ap.add_argument("--seconds", type=float, default=8.0)
-    ap.add_argument("--ops", default="add,search", help="which phases: add, search or both")
+    ap.add_argument("--ops", default="add,search",
+                    help="which phases: add, search, mixed (every 10th call an add(infer=False), the rest searches)")
     ap.add_argument("--infer", default="on", choices=("on", "off"),
                     help="add with extraction (on: the rule-based extractor, spaCy, embedder) or infer=False")
     ap.add_argument("--workers", type=int, default=None,
@@ -265,8 +286,9 @@ def main() -> int:
                 load = os.getloadavg()[0]
                 cell = _run_clients(store, n, op, args.seconds, args.infer, owner, wpids, args.during, fpids)
                 rows.append((op, f"{n} client{'s' if n > 1 else ''}", cell, load))
-                print(f"  {op} {n:>2} clients: {cell['ops_s']:.0f}/s p95 {cell['p95']:.1f} ms owner "
+                print(f"  {op} {n:>2} clients: {cell['ops_s']:.0f}/s p50 {cell['p50']:.1f} p95 {cell['p95']:.1f} ms owner "
                       f"{cell['owner_ms']:.2f} ms/op workers {cell['workers_ms']:.2f} fronts {cell['fronts_ms']:.2f} ms/op "
+                      f"searches from front copies {cell['front_hits']}, snapshots sent {cell['snap_sent']} "
                       f"(load {load:.1f})",
                       flush=True)
     print(f"\n{args.label}\n| op | mode | ops/s | p50 ms | p95 ms | owner CPU ms/op | workers CPU ms/op | "

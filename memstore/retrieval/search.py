@@ -118,15 +118,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                 records: bool = False) -> tuple[pa.Table, pa.Table | dict[str, dict[str, Any]] | None]:
     """(fused candidates, the scope's rows with their memory columns when `records`: a table, or
     from a search snapshot a dict id -> columns)."""
-    check_query(query)
-    limit = check_limit(limit, "top_k")
-    if engine not in ENGINES:
-        raise InvalidInputError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
-    if isinstance(channels, str):
-        channels = (channels,)
-    bad = [c for c in channels if c not in CHANNELS]
-    if bad or not channels:
-        raise InvalidInputError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
+    limit, channels = _check_call(query, limit, channels, engine)
     db, sc = rt.db, rt.config.search
     timings = timings if timings is not None else {}
     where, params, scope = _compile(filters)
@@ -149,33 +141,28 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     if engine == "numpy" and not (include_superseded or show_expired or as_of is not None):
         snap = _snapshot(db, where, params, posting_scope, scope_params, int(sc.neighbour_window),
                          float(sc.episode_minutes) * 60e6)
-    records_in_scan = True
     if snap is not None:        # a hot scope: no statement at all
-        now_us = (now - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-        scope_rows, scope_table, row_map = snap.scope(query_words(query),
-                                                      qvec if "semantic" in channels else None, now_us,
-                                                      int(sc.neighbour_window), float(sc.episode_minutes) * 60e6)
-        all_hits = snap.hits(q.terms, q.entity_ids, row_map)
-        if records:
-            scope_table = snap.records()
-    else:
-        # result rows: from the scope scan itself (one statement less) on a small store or a store
-        # clustered by scope; by id after fusion on a large one in append order, where every scope
-        # row's columns would be read from many row groups (measured at 100k: -1.2 ms clustered,
-        # +1.2 ms in append order)
-        records_in_scan = records and (store_rows(db) <= RECORDS_IN_SCAN_ROWS
-                                       or unclustered_rows(db) <= RECORDS_IN_SCAN_ROWS)
-        read_hits = functools.partial(hits_table, db, posting_scope=posting_scope, scope_params=scope_params,
-                                      terms=q.terms, entity_ids=list(q.entity_ids))
-        # the postings are read beside the scope (two cores: the slower statement's time, not the sum)
-        pending = read_beside(read_hits) if (q.terms or q.entity_ids) and not db.in_transaction else None
-        scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
-                                             qtext=query_words(query),
-                                             qvec=qvec if "semantic" in channels else None, records=records_in_scan,
-                                             neighbour_window=int(sc.neighbour_window),
-                                             neighbour_gap_us=float(sc.episode_minutes) * 60e6)
-        all_hits = match_hits(pending.result() if pending is not None else read_hits(), scope_rows, q.terms,
-                              q.entity_ids)
+        table, recs = snapshot_candidates(snap, query, qvec, q, sc, _fusion_params(sc, w, now, channels, limit),
+                                          now, records=records)
+        timings.update(sql=0.0, fusion=time.perf_counter() - t2)
+        return table, recs
+    # result rows: from the scope scan itself (one statement less) on a small store or a store
+    # clustered by scope; by id after fusion on a large one in append order, where every scope
+    # row's columns would be read from many row groups (measured at 100k: -1.2 ms clustered,
+    # +1.2 ms in append order)
+    records_in_scan = records and (store_rows(db) <= RECORDS_IN_SCAN_ROWS
+                                   or unclustered_rows(db) <= RECORDS_IN_SCAN_ROWS)
+    read_hits = functools.partial(hits_table, db, posting_scope=posting_scope, scope_params=scope_params,
+                                  terms=q.terms, entity_ids=list(q.entity_ids))
+    # the postings are read beside the scope (two cores: the slower statement's time, not the sum)
+    pending = read_beside(read_hits) if (q.terms or q.entity_ids) and not db.in_transaction else None
+    scope_rows, scope_table = load_scope(db, where=scope_where, params=_bound(scope_where, params),
+                                         qtext=query_words(query),
+                                         qvec=qvec if "semantic" in channels else None, records=records_in_scan,
+                                         neighbour_window=int(sc.neighbour_window),
+                                         neighbour_gap_us=float(sc.episode_minutes) * 60e6)
+    all_hits = match_hits(pending.result() if pending is not None else read_hits(), scope_rows, q.terms,
+                          q.entity_ids)
     # one term per query word (the scope's own form), counting the postings of all the word's forms
     terms, ents, families = q.resolve_forms(all_hits.df())     # entities as id -> strength
     hits = all_hits.restrict(terms, ents, families)
@@ -197,14 +184,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
         table = db.arrow("fuse_scores", params, sql=sql)
         timings.update(sql=time.perf_counter() - t3)
         return table, None
-    fp = FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")},
-                      now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
-                      candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
-                      half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
-                      use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
-                      periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days),
-                      conversation_smoothing=float(sc.conversation_smoothing))
-    table = fuse(scope_rows, hits, fp)
+    table = fuse(scope_rows, hits, _fusion_params(sc, w, now, channels, limit))
     t4 = time.perf_counter()
     timings.update(sql=t3 - t2, fusion=t4 - t3)
     if records and not records_in_scan:
@@ -215,17 +195,102 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     return table, (scope_table if records else None)
 
 
-def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
-              scope_params: dict[str, Any], neighbour_window: int = 0,
-              neighbour_gap_us: float = float("inf")) -> Snapshot | None:
-    """The filter's search snapshot when valid (built on its second search in a cache generation),
-    else None: memstore/retrieval/snapshot.py."""
-    if db.scope_cache.max_rows <= 0 or "$now" in where or "$as_of" in where:
+def _check_call(query: str, limit: Any, channels: Sequence[str] | str, engine: str = "numpy"
+                ) -> tuple[int, tuple[str, ...]]:
+    """The checked (limit, channels) of a search call; InvalidInputError for a bad query, limit,
+    engine or channel."""
+    check_query(query)
+    limit = check_limit(limit, "top_k")
+    if engine not in ENGINES:
+        raise InvalidInputError(f"unknown search engine {engine!r}", hint=f"use one of {', '.join(ENGINES)}")
+    if isinstance(channels, str):
+        channels = (channels,)
+    bad = [c for c in channels if c not in CHANNELS]
+    if bad or not channels:
+        raise InvalidInputError(f"unknown search channel(s) {bad}", hint=f"use any of {', '.join(CHANNELS)}")
+    return limit, tuple(channels)
+
+
+def _fusion_params(sc: Any, w: dict[str, Any], now: dt.datetime, channels: Sequence[str], limit: int) -> FusionParams:
+    return FusionParams(weights={k: v for k, v in w.items() if not k.startswith("_")},
+                        now=(now - dt.datetime(1970, 1, 1)).total_seconds(), qslot=w["_qslot"],
+                        candidate_k=int(sc.candidate_k), k1=sc.k1, b=sc.b, hub_damping=sc.hub_damping,
+                        half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
+                        use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
+                        periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days),
+                        conversation_smoothing=float(sc.conversation_smoothing))
+
+
+def snapshot_candidates(snap: Snapshot, query: str, qvec: np.ndarray, q: Any, sc: Any, fp: FusionParams,
+                        now: dt.datetime, *, records: bool = False
+                        ) -> tuple[pa.Table, dict[str, dict[str, Any]] | None]:
+    """(fused candidates, id -> memory columns when `records`) of a search on a snapshot: NumPy
+    only, no store. The one fusion path of every snapshot search, in the owner and in a server's
+    front process (memstore/server/front_search.py)."""
+    now_us = (now - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    scope_rows, _table, row_map = snap.scope(query_words(query), qvec if fp.use["semantic"] else None, now_us,
+                                             int(sc.neighbour_window), float(sc.episode_minutes) * 60e6)
+    all_hits = snap.hits(q.terms, q.entity_ids, row_map)
+    terms, ents, families = q.resolve_forms(all_hits.df())     # as _candidates: one term per query word
+    table = fuse(scope_rows, all_hits.restrict(terms, ents, families), fp)
+    return table, (snap.records() if records else None)
+
+
+def snapshot_search(snap: Snapshot, nlp: Any, sc: Any, query: str, qvec: Any, *, top_k: int,
+                    threshold: float | None, explain: bool = False, channels: Sequence[str] = CHANNELS,
+                    weights: dict[str, float] | None = None, timings: dict[str, float] | None = None
+                    ) -> dict[str, Any]:
+    """What run_search returns for this search when it reads `snap` (a search with no as_of,
+    show_expired, include_superseded or rerank, whose filter the snapshot was built for), without a
+    store: `nlp` the spaCy pipeline, `sc` the search config, `qvec` the query's vector.
+
+    >>> # snapshot_search(snap, rt.nlp, rt.config.search, "where is ana", vec, top_k=5, threshold=None)
+    """
+    _check_threshold(threshold)
+    limit, channels = _check_call(query, top_k, channels)
+    timings = timings if timings is not None else {}
+    w = _weights(sc, weights, channels, query)
+    now = _utcnow()
+    t1 = time.perf_counter()
+    q = analyze_query(nlp, query)
+    t2 = time.perf_counter()
+    qv = np.asarray(qvec, np.float32).reshape(-1)[:snap.vecs.shape[1]] if "semantic" in channels \
+        else np.zeros(snap.vecs.shape[1], np.float32)
+    table, recs = snapshot_candidates(snap, query, qv, q, sc, _fusion_params(sc, w, now, channels, limit), now,
+                                      records=True)
+    timings.update(analyze=t2 - t1, sql=0.0, fusion=time.perf_counter() - t2)
+    out: dict[str, Any] = {"results": _results(table, recs, threshold, explain)}
+    if explain:
+        out["timings"] = timings
+    return out
+
+
+def snapshot_key(where: str, params: dict[str, Any], posting_scope: str) -> Any:
+    """The key of a compiled filter's snapshot (None when its searches never use one: a filter on
+    the current time, or with list values)."""
+    if "$now" in where or "$as_of" in where:
         return None
     key = (where, posting_scope, tuple(sorted((k, v) for k, v in params.items() if k not in ("now", "as_of"))))
     try:
         hash(key)
     except TypeError:           # a filter with list values: read the store
+        return None
+    return key
+
+
+def filter_key(filters: Any) -> Any:
+    """snapshot_key of search filters as given (the compiled filter; InvalidInputError when bad)."""
+    where, params, scope = _compile(filters)
+    return snapshot_key(where, params, _posting_scope(scope)[0])
+
+
+def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
+              scope_params: dict[str, Any], neighbour_window: int = 0,
+              neighbour_gap_us: float = float("inf")) -> Snapshot | None:
+    """The filter's search snapshot when valid (built on its second search in a cache generation),
+    else None: memstore/retrieval/snapshot.py."""
+    key = snapshot_key(where, params, posting_scope)
+    if db.scope_cache.max_rows <= 0 or key is None:
         return None
     store = snapshots_for(db.scope_cache)
     gen = db.scope_cache.current_generation(db)
@@ -276,14 +341,30 @@ def run_search(rt: Runtime, query: str, *, filters: dict[str, Any], top_k: int, 
                explain: bool, include_superseded: bool, show_expired: bool, as_of: dt.datetime | None,
                rerank: bool, channels: Sequence[str] = CHANNELS,
                weights: dict[str, float] | None = None) -> dict[str, Any]:
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating))
-                                  or not math.isfinite(threshold)):
-        raise InvalidInputError(f"threshold must be a number, got {threshold!r}",
-                                hint="scores are in [0, 1]: e.g. threshold=0.3, or None for no cut")
+    _check_threshold(threshold)
     timings: dict[str, float] = {}
     table, scope_table = _candidates(rt, query, filters=filters, limit=top_k, include_superseded=include_superseded,
                                      show_expired=show_expired, as_of=as_of, channels=channels, weights=weights,
                                      timings=timings, records=True)
+    results = _results(table, scope_table, threshold, explain)
+    if rerank:
+        results = _rerank(rt, query, results)
+    out: dict[str, Any] = {"results": results}
+    if explain:
+        out["timings"] = timings
+    return out
+
+
+def _check_threshold(threshold: Any) -> None:
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating))
+                                  or not math.isfinite(threshold)):
+        raise InvalidInputError(f"threshold must be a number, got {threshold!r}",
+                                hint="scores are in [0, 1]: e.g. threshold=0.3, or None for no cut")
+
+
+def _results(table: pa.Table, scope_table: pa.Table | dict[str, dict[str, Any]] | None, threshold: float | None,
+             explain: bool) -> list[dict[str, Any]]:
+    """The result records of fused candidates (above `threshold`), with their memory columns."""
     cands = table.to_pylist()
     if threshold is not None:
         cands = [c for c in cands if c["score"] >= threshold]
@@ -310,12 +391,7 @@ def run_search(rt: Runtime, query: str, *, filters: dict[str, Any], top_k: int, 
             rec["score_details"] = {"semantic_score": c["semantic"], "bm25_score": c["keyword"],
                                     "entity_boost": c["entity"], "final_score": c["score"], "threshold": threshold}
         results.append(rec)
-    if rerank:
-        results = _rerank(rt, query, results)
-    out: dict[str, Any] = {"results": results}
-    if explain:
-        out["timings"] = timings
-    return out
+    return results
 
 
 def _rerank(rt: Runtime, query: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:

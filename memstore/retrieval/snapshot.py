@@ -76,6 +76,10 @@ class Snapshot:
     def n(self) -> int:
         return len(self.ids)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the records built on first use (a server's fronts rebuild their own)."""
+        return dict(self.__dict__, _records=None)
+
     def records(self) -> dict[str, dict[str, Any]]:
         """id -> the memory's columns (no fusion columns), as run_search reads result rows; built on
         first use (an Arrow take and to_pylist per search cost ~0.7 ms on a LoCoMo-size scope)."""
@@ -155,6 +159,11 @@ class SnapshotStore:
             self.snaps.move_to_end(key)
             self.stats["hits"] += 1
             return snap
+
+    def peek(self, key: Any) -> Snapshot | None:
+        """The filter's snapshot of whatever generation, or None (no use counted)."""
+        with self.lock:
+            return self.snaps.get(key)
 
     def want(self, key: Any, generation: int) -> bool:
         """True when this filter was searched before in this generation (worth a snapshot)."""

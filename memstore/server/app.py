@@ -159,6 +159,8 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
                 "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else [],
                 **({"front_pids": app.state.front_pids()} if getattr(app.state, "front_pids", None) else {}),
+                **({"front_searches": dict(app.state.front_searches)}
+                   if getattr(app.state, "front_searches", None) is not None else {}),
                 **({"shard": shard} if shard else {})}
 
     # -- mem0's REST paths -------------------------------------------------------------------------

@@ -7,7 +7,9 @@ hot routes itself with a plain ASGI app, no framework in between:
   ask the owner to admit it for the token (scope, actor), validate, read the LLM's context through
   the owner when the extractor needs it, extract, run spaCy and the embedder here, then send the
   prepared add to the owner, which commits it with the others (group commit);
-- `POST /v1/search`: embed the query here; the owner searches with that vector.
+- `POST /v1/search`: embed the query here; search a hot scope here, on a copy of the owner's
+  search snapshot that the owner confirms is current (memstore/server/front_search.py); else the
+  owner searches with that vector.
 
 Every other request goes to the owner's own app on its Unix socket, byte for byte, streamed both
 ways, so its behaviour is the owner's. Errors carry the owner's envelope and status codes
@@ -32,6 +34,7 @@ from typing import Any
 from memstore.api.protocol import METHODS
 from memstore.core.errors import LLMError, ServerUnavailableError
 from memstore.pipeline.workers import pack_error
+from memstore.server.front_search import FrontSearch
 from memstore.server.owner_rpc import OwnerClient
 from memstore.wire.format import RESULT_KIND, dumps, loads
 
@@ -46,6 +49,7 @@ class Front:
 
     def __init__(self, rt: Any, owner: OwnerClient, default_prompt: str | None = None) -> None:
         self.rt, self.owner, self.default_prompt = rt, owner, default_prompt
+        self.searches = FrontSearch(rt, owner)     # hot scopes searched here, from snapshot copies
         cfg = rt.config
         # the heuristic extractor reads no context; an LLM one reads recent messages and memories
         self._context_in_owner = cfg.llm.provider != "heuristic" and (cfg.context_messages > 0
@@ -109,9 +113,10 @@ class Front:
         args, kwargs = self._call("search", authorization, body)
         query = args[0] if args else kwargs.get("query")
         vector = None
+        t0 = time.perf_counter()
         if isinstance(query, str) and "semantic" in kwargs.get("channels", ("semantic",)):
             vector = self.rt.embedder.embed([query])
-        return self.owner.call("search", authorization, args, kwargs, vector)
+        return self.searches.search(authorization, tuple(args), kwargs, vector, time.perf_counter() - t0)
 
 
 def error_response(exc: BaseException) -> tuple[int, bytes]:

@@ -32,6 +32,7 @@ from typing import Any
 from memstore.core.errors import ConfigError, TokenRightsError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.pipeline.workers import unpack_error
+from memstore.server.front_search import SnapshotDoor
 from memstore.server.query_vectors import GivenVectors, given
 from memstore.server.scoped_memory import GuardedMemory, confine
 
@@ -48,6 +49,7 @@ class OwnerDoor:
         rt = memory._rt
         if not isinstance(rt.embedder, GivenVectors):
             rt.embedder = GivenVectors(rt.embedder)         # searches take the query vector a front sent
+        self.snapshots = SnapshotDoor(memory)               # fronts search copies of hot scopes
 
     def _guarded(self, authorization: str) -> GuardedMemory:
         grant = self.access.verify(authorization)           # every call: a revoked token is refused now
@@ -71,6 +73,9 @@ class OwnerDoor:
             guarded = self._guarded(authorization)
             with given(args[0] if args else kwargs.get("query"), vector):
                 return guarded.search(*args, **kwargs)
+        if op == "snap":
+            _, authorization, args, kwargs, vector, key, held = msg
+            return self.snapshots.answer(self._guarded(authorization), args, kwargs, vector, key, held)
         if op == "commit":
             _, authorization, state, ticket = msg
             try:

@@ -7,6 +7,10 @@ only what needs the store, one message each way:
     ("admit", authorization, method, kwargs)  -> kwargs as the token may call it (scope, actor_id)
     ("commit", authorization, prepared_add)   -> what add() returns (through the group committer)
     ("search", authorization, kwargs, vector) -> what search() returns (the query's vector given)
+    ("snap", authorization, args, kwargs, vector, key, generation)
+                                              -> ("fresh",): the front's snapshot copy is current, or
+                                                 ("searched", result, key, scope, snapshot or None)
+                                                 (memstore/server/front_search.py)
     ("context", prepared_add)                 -> the add with the LLM's context read from the store
     ("failed_run", prepared_add, error)       -> records a failed LLM call, as add() does
 

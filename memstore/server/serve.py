@@ -195,7 +195,8 @@ def _start_fronts(n: int, app: Any, memory: Any, committer: Any, host: str, port
                           hint="pick another --port, or stop what listens there", key="port") from None
     folder = private_socket_dir()
     owner_http = os.path.join(folder, "http.sock")
-    rpc = OwnerRPCServer(os.path.join(folder, "rpc.sock"), OwnerDoor(memory, app.state.access, committer))
+    door = OwnerDoor(memory, app.state.access, committer)
+    rpc = OwnerRPCServer(os.path.join(folder, "rpc.sock"), door)
     mem0 = getattr(memory, "_mem0", None)
     pool = FrontPool(n, sock, config=memory.config, rpc_path=rpc.path, owner_http=owner_http,
                      default_prompt=mem0.custom_instructions if mem0 else None, ssl_certfile=ssl_certfile,
@@ -207,6 +208,7 @@ def _start_fronts(n: int, app: Any, memory: Any, committer: Any, host: str, port
         fronts.stop()
         raise
     app.state.front_pids = pool.pids
+    app.state.front_searches = door.snapshots.stats       # /health: searches fronts answered from copies
     return fronts
 
 
