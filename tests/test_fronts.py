@@ -174,3 +174,16 @@ def test_fronts_leave_with_the_owner(tmp_path):
     while any(_alive(p) for p in fronts) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(_alive(p) for p in fronts)
+
+
+def test_the_owner_runs_duckdb_on_one_thread_unless_config_says(tmp_path):
+    from memstore import Memory
+    from memstore.server.serve import OWNER_THREADS, owner_threads
+
+    for given, want in ((None, OWNER_THREADS), (2, 2)):
+        m = Memory(tmp_path / f"t{given}.duckdb", config={"embedder": {"provider": "hashing"}, "threads": given})
+        try:
+            assert owner_threads(m) == want
+            assert m._rt.db.scalar("SELECT current_setting('threads')") == want
+        finally:
+            m.close()

@@ -86,6 +86,16 @@ class Database:
         self.dim = self._check_meta(dim, embedder)
 
     # -- connection -----------------------------------------------------------------------------
+    def set_threads(self, threads: int) -> None:
+        """DuckDB worker threads for this file in this process from now on (kept across a reopen).
+
+        >>> db = Database(":memory:", dim=4, embedder="test")
+        >>> db.set_threads(1); db.scalar("SELECT current_setting('threads')")
+        1
+        """
+        self._threads = int(threads)
+        self._set_threads()
+
     def _set_threads(self) -> None:
         if self._threads is not None:
             self._con.execute(f"SET threads = {int(self._threads)}")     # an int, never user text
