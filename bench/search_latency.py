@@ -256,7 +256,8 @@ def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None
     m = _open(path, auto=False)
     state = auto_state(m._rt.db)        # the store's own trigger, turned on here with the pass chosen
     state.min_rows, state.share, state.tail = 1, 0.05, mode in ("tail", "adopt")
-    state.threads = PASS_THREADS or None
+    if PASS_THREADS:                    # else the store's own (recluster.PASS_THREADS)
+        state.threads = PASS_THREADS
     for _ in range(5):                  # warm-up, as in measure(): the first searches of a process load things
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
     cur, peak = rss_mib()

@@ -16,7 +16,7 @@ from memstore import Memory
 from memstore.store import cluster_runs
 from memstore.store.cluster_runs import read_runs, resolve_end
 from memstore.store.optimize import auto_state
-from memstore.store.recluster import recluster_pass
+from memstore.store.recluster import PASS_THREADS, recluster_pass
 from tests.test_recluster_slices import CHILD
 
 REPO = Path(__file__).resolve().parent.parent
@@ -212,6 +212,13 @@ def test_a_pass_runs_duckdb_on_its_threads_and_gives_the_setting_back(store_path
     out = recluster_pass(db, slice_rows=5, full=False, threads=1)
     assert out["complete"] and len(during) >= 2 and set(during) == {1}
     assert db.scalar(setting) == before and before != 1
+    state = auto_state(db)                  # the store's own background pass: PASS_THREADS by default
+    state.min_rows, state.share, state.slice_rows, state.pause = 1, 0.01, 5, 0.0
+    during.clear()
+    _add_round(m, "again", per_user=1)
+    state.wait(30)
+    assert state.runs and state.runs[-1]["complete"] and state.threads == PASS_THREADS == 1
+    assert during[0] == before and 1 in during and db.scalar(setting) == before   # adds on the store's, the pass on 1
     m.close()
 
 
