@@ -292,7 +292,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     t0 = time.perf_counter()
     runs = read_runs(db)
     if not runs and not full:
-        runs = _adopted(db)
+        with threads_held(db, threads):     # a scan of every table: on the pass's threads
+            runs = _adopted(db)
     level, starts = choose_start(db, runs, full=full, max_runs=max_runs, merge_share=merge_share)
     mode = "full" if level == 0 else "tail" if level == len(runs) else "merge"
     kept = runs[:level]
