@@ -161,8 +161,9 @@ def test_unknown_and_missing_files_are_clear_errors(tmp_path):
         detect_format(p)
     q = tmp_path / "other.json"
     q.write_text(json.dumps([{"foo": 1}]))
-    with pytest.raises(UnknownFormatError, match="first record has keys \\['foo'\\]"):
+    with pytest.raises(UnknownFormatError, match="first record has keys \\['foo'\\]") as err:
         detect_format(q)
+    assert "not valid JSON" not in str(err.value)     # valid JSON of an unknown shape is not called broken
     with pytest.raises(FileNotFoundError):
         detect_format(tmp_path / "nope.json")
     with pytest.raises(UnknownFormatError, match="is a directory"):

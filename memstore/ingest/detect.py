@@ -80,6 +80,8 @@ def _sniff_array(p: Path) -> str | None:
                                              f"{sorted(item)[:12]}")
                 if seen + len(skipped) >= 5:
                     break
+        except UnknownFormatError:
+            raise                   # valid JSON of no known shape: said above, not "not valid JSON"
         except SourceFormatError as exc:
             raise UnknownFormatError(f"cannot tell the format of {p}: not valid JSON ({exc})") from None
         if not seen and not skipped:
