@@ -147,6 +147,26 @@ def test_the_shared_pipeline_for_queries_stays_without_the_parser(ex):
     assert "parser" not in shared_nlp().nlp.pipe_names       # the extractor runs the parser on its own docs
 
 
+def test_extraction_runs_no_entity_recognizer(ex):
+    """The rules read tags, lemmas and the parse, never entities: the extractor skips `ner`, about
+    half of a clause's spaCy time (entities are found later, on the facts, by analyze)."""
+    from spacy.language import Language
+
+    from memstore.providers.nlp import SpacyNLP
+
+    @Language.component("memstore_test_ner_refuses")
+    def refuse(doc):  # noqa: ANN001, ANN202
+        raise AssertionError("the extractor ran the entity recognizer")
+
+    nlp = SpacyNLP()
+    nlp.nlp.replace_pipe("ner", "memstore_test_ner_refuses")
+    no_ner = HeuristicExtractor(nlp)
+    for text in ("I moved to Seattle in May and I work at Globex.", "My sister Maria is a nurse in Oslo.",
+                 "Thanks! The kids loved the beach at Cape Cod."):
+        assert [(f.text, f.kind) for f in facts(no_ner, text)] == [(f.text, f.kind) for f in facts(ex, text)]
+    with pytest.raises(AssertionError, match="entity recognizer"):
+        nlp.analyze(["Alice lives in Boston"])          # analyze does run it: the facts' entities
+
 def _bench():
     spec = importlib.util.spec_from_file_location("bench_extractor", ROOT / "bench" / "extractor.py")
     mod = importlib.util.module_from_spec(spec)

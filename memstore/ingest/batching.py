@@ -63,12 +63,14 @@ class DocCache:
     def __init__(self, nlp: Any) -> None:
         self._nlp = nlp
         self._docs: dict[str, Any] = {}
+        # the extractor reads no entities: its docs skip the entity recognizer (extract_heuristic._tagging)
+        self._skip = {"disable": ["ner"]} if "ner" in getattr(nlp, "pipe_names", ()) else {}
 
     def prime(self, texts: Any) -> None:
         """Analyse `texts` in bulk, with the pipeline's dependency parser when it has one (loaded
         but disabled by default, so only these sentences, the extractor's candidates, pay for it)."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
-        docs = self._nlp.pipe(todo, batch_size=256)
+        docs = self._nlp.pipe(todo, batch_size=256, **self._skip)
         parser = self._parser()
         if parser is not None and todo:
             docs = parser.pipe(docs, batch_size=256)
@@ -82,7 +84,7 @@ class DocCache:
 
     def __call__(self, text: str) -> Any:
         doc = self._docs.get(text)
-        return doc if doc is not None else self._nlp(text)
+        return doc if doc is not None else self._nlp(text, **self._skip)
 
     def clear(self) -> None:
         self._docs.clear()
