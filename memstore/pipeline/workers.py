@@ -117,19 +117,76 @@ def unpack_error(item: Any) -> Any:
 
 
 def _prepare_batch(states: list[AddState], extract: bool) -> list[Any]:
-    """In the worker: extract each add (unless `extract` is False), then spaCy and the embedder
-    once for the batch. Per add, the prepared state or its packed exception."""
+    """In the worker: `prepare_batch`; per add, the prepared state or its packed exception."""
+    out = prepare_batch(states, _RT, extract=extract, docs=_docs(_RT))
+    return [pack_error(o) if isinstance(o, BaseException) else o for o in out]
+
+
+class BatchDocs:
+    """The offline extractor fed the sentences of a whole batch of adds parsed in ONE spaCy pass
+    (as ingest does: a short sentence costs spaCy far less inside a batch); `extractor` is None
+    when the runtime's extractor is not the offline one (an LLM reads no spaCy docs)."""
+
+    def __init__(self, rt: Any) -> None:
+        from types import SimpleNamespace
+
+        from memstore.extraction.extract_heuristic import HeuristicExtractor
+        from memstore.ingest.batching import DocCache
+
+        self.cache = self.extractor = None
+        if isinstance(rt.extractor, HeuristicExtractor):
+            self.cache = DocCache(rt.nlp.nlp)
+            self.extractor = HeuristicExtractor(SimpleNamespace(nlp=self.cache))
+
+    def prime(self, states: list[AddState]) -> None:
+        """Parse the statement sentences of the adds' user messages together."""
+        from memstore.extraction.extract_heuristic import HeuristicExtractor
+
+        if self.cache is not None:
+            self.cache.prime(clause for st in states if st.infer and not st.memory_type for m in st.messages
+                             if m.role == "user" and m.content for clause in HeuristicExtractor._clauses(m.content))
+
+    def clear(self) -> None:
+        if self.cache is not None:
+            self.cache.clear()
+
+
+_DOCS: dict[int, BatchDocs] = {}
+
+
+def _docs(rt: Any) -> BatchDocs:
+    if id(rt) not in _DOCS:
+        _DOCS[id(rt)] = BatchDocs(rt)
+    return _DOCS[id(rt)]
+
+
+def prepare_batch(states: list[AddState], rt: Any, *, extract: bool = True, docs: BatchDocs | None = None
+                  ) -> list[Any]:
+    """Extract each add (unless `extract` is False: done already), then spaCy and the embedder
+    once for the batch (`prepare_models`). With `docs`, the offline extractor's sentences of the
+    whole batch are parsed in one spaCy pass first. Per add, the prepared state or the exception
+    it alone raised (a failed LLM call is the caller's to record: it has the store)."""
     from memstore.pipeline.add import EXTRACT_STEPS, prepare_models, prepare_text
 
-    out: list[Any] = []
-    for st in states:
+    bulk = docs.extractor if docs is not None and extract else None
+    if bulk is not None:
         try:
-            out.append(prepare_text(st, _RT, record_failure=False, steps=EXTRACT_STEPS) if extract else st)
-        except MemstoreError as exc:          # the owner records a failed LLM call: it has the store
-            out.append(exc)
-    ready = iter(prepare_models([st for st in out if not isinstance(st, BaseException)], _RT))
-    out = [st if isinstance(st, BaseException) else next(ready) for st in out]
-    return [pack_error(o) if isinstance(o, BaseException) else o for o in out]
+            docs.prime(states)
+        except Exception:  # noqa: BLE001 - a batch pass that fails: each add parses its own sentences
+            docs.clear()
+    out: list[Any] = []
+    try:
+        for st in states:
+            try:
+                out.append(prepare_text(st, rt, extractor=bulk, record_failure=False, steps=EXTRACT_STEPS)
+                           if extract else st)
+            except MemstoreError as exc:
+                out.append(exc)
+    finally:
+        if bulk is not None:
+            docs.clear()
+    ready = iter(prepare_models([st for st in out if not isinstance(st, BaseException)], rt))
+    return [st if isinstance(st, BaseException) else next(ready) for st in out]
 
 
 def _ping() -> int:

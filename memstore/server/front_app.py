@@ -5,8 +5,9 @@ hot routes itself with a plain ASGI app, no framework in between:
 
 - `POST /v1/add`: parse and check the call as the owner's route does (memstore/server/openapi.py),
   ask the owner to admit it for the token (scope, actor), validate, read the LLM's context through
-  the owner when the extractor needs it, extract, run spaCy and the embedder here, then send the
-  prepared add to the owner, which commits it with the others (group commit);
+  the owner when the extractor needs it, extract, run spaCy and the embedder here (together with
+  the front's other adds that are ready: memstore/server/front_models.py), then send the prepared
+  add to the owner, which commits it with the others (group commit);
 - `POST /v1/search`: embed the query here; search a hot scope here, on a copy of the owner's
   search snapshot that the owner confirms is current (memstore/server/front_search.py); else the
   owner searches with that vector.
@@ -34,6 +35,7 @@ from typing import Any
 from memstore.api.protocol import METHODS
 from memstore.core.errors import LLMError, ServerUnavailableError
 from memstore.pipeline.workers import pack_error
+from memstore.server.front_models import FrontModels
 from memstore.server.front_search import FrontSearch
 from memstore.server.owner_rpc import OwnerClient
 from memstore.wire.format import RESULT_KIND, dumps, loads
@@ -50,6 +52,7 @@ class Front:
     def __init__(self, rt: Any, owner: OwnerClient, default_prompt: str | None = None) -> None:
         self.rt, self.owner, self.default_prompt = rt, owner, default_prompt
         self.searches = FrontSearch(rt, owner)     # hot scopes searched here, from snapshot copies
+        self.models = FrontModels(rt)              # the adds ready here prepared together
         cfg = rt.config
         # the heuristic extractor reads no context; an LLM one reads recent messages and memories
         self._context_in_owner = cfg.llm.provider != "heuristic" and (cfg.context_messages > 0
@@ -85,7 +88,7 @@ class Front:
 
     def _add(self, authorization: str, args: tuple, kwargs: dict[str, Any], ticket: int | None) -> Any:
         from memstore.memory import add_state
-        from memstore.pipeline.add import EXTRACT_STEPS, prepare_models, prepare_text
+        from memstore.pipeline.add import prepare_text
         from memstore.pipeline.gather_context import gather_context
         from memstore.pipeline.validate_input import validate_input
 
@@ -98,10 +101,7 @@ class Front:
         else:
             state = prepare_text(state, self.rt, steps=(gather_context,))
         try:
-            state = prepare_text(state, self.rt, record_failure=False, steps=EXTRACT_STEPS)
-            out = prepare_models([state], self.rt)[0]
-            if isinstance(out, BaseException):
-                raise out
+            out = self.models.prepare(state)      # extract, spaCy, embed: batched with this front's other adds
         except LLMError as exc:                   # recorded as a failed extraction run, as add() does
             self.owner.call("failed_run", state, pack_error(exc))     # its class does not unpickle
             raise
