@@ -60,17 +60,19 @@ class DocCache:
     ('A', 'Z', ['z'])
     """
 
-    def __init__(self, nlp: Any) -> None:
+    def __init__(self, nlp: Any, tag: Any = None) -> None:
         self._nlp = nlp
         self._docs: dict[str, Any] = {}
-        # the extractor reads no entities: its docs skip the entity recognizer (extract_heuristic._tagging)
+        # texts -> docs before the parse: `tag` (SpacyNLP.pipe with its compiled rules) or the
+        # pipeline; the extractor reads no entities, so its docs skip the entity recognizer
+        self._tag = tag
         self._skip = {"disable": ["ner"]} if "ner" in getattr(nlp, "pipe_names", ()) else {}
 
     def prime(self, texts: Any) -> None:
         """Analyse `texts` in bulk, with the pipeline's dependency parser when it has one (loaded
         but disabled by default, so only these sentences, the extractor's candidates, pay for it)."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
-        docs = self._nlp.pipe(todo, batch_size=256, **self._skip)
+        docs = self._tag(todo) if self._tag else self._nlp.pipe(todo, batch_size=256, **self._skip)
         parser = self._parser()
         if parser is not None and todo:
             docs = parser.pipe(docs, batch_size=256)
@@ -84,7 +86,9 @@ class DocCache:
 
     def __call__(self, text: str) -> Any:
         doc = self._docs.get(text)
-        return doc if doc is not None else self._nlp(text, **self._skip)
+        if doc is None:
+            doc = next(iter(self._tag([text]))) if self._tag else self._nlp(text, **self._skip)
+        return doc
 
     def clear(self) -> None:
         self._docs.clear()

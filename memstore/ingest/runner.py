@@ -126,7 +126,7 @@ class _Ingest:
         if isinstance(extractor, HeuristicExtractor):
             # The same extractor, fed clauses that spaCy parsed in bulk (nlp.pipe: ~5x faster here
             # than one call per clause); a clause not in the cache is parsed as usual.
-            self._docs = DocCache(rt.nlp.nlp)
+            self._docs = DocCache(rt.nlp.nlp, tag=lambda texts: rt.nlp.pipe(texts, batch_size=256, skip=("ner",)))
             extractor = HeuristicExtractor(SimpleNamespace(nlp=self._docs))
         self.extractor = extractor
         # Batches extracted at the same time cannot see each other's facts, so the LLM cannot name

@@ -135,7 +135,7 @@ class BatchDocs:
 
         self.cache = self.extractor = None
         if isinstance(rt.extractor, HeuristicExtractor):
-            self.cache = DocCache(rt.nlp.nlp)
+            self.cache = DocCache(rt.nlp.nlp, tag=lambda texts: rt.nlp.pipe(texts, batch_size=256, skip=("ner",)))
             self.extractor = HeuristicExtractor(SimpleNamespace(nlp=self.cache))
 
     def prime(self, states: list[AddState]) -> None:

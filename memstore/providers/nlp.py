@@ -97,12 +97,14 @@ class SpacyNLP:
         return [(name, self._rules if proc is self._ruler and self._rules is not None else proc)
                 for name, proc in self.nlp.pipeline]
 
-    def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[Any]:
+    def pipe(self, texts: Iterable[str], batch_size: int = 64, skip: Sequence[str] = ()) -> Iterator[Any]:
         """The docs `nlp.pipe(texts)` gives (each component over batches of docs), through
-        `components()`."""
+        `components()`; without the components named in `skip` (the offline extractor reads no
+        entities: `skip=("ner",)`)."""
         docs: Iterable[Any] = (self.nlp.make_doc(t) for t in texts)
-        for _name, proc in self.components():
-            docs = proc.pipe(docs, batch_size=batch_size) if hasattr(proc, "pipe") else map(proc, docs)
+        for name, proc in self.components():
+            if name not in skip:
+                docs = proc.pipe(docs, batch_size=batch_size) if hasattr(proc, "pipe") else map(proc, docs)
         return iter(docs)
 
     def terms(self, text: str) -> Counter:
