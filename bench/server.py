@@ -89,6 +89,7 @@ def worker(args: argparse.Namespace) -> int:
     sys.stdin.readline()
     deadline = time.monotonic() + args.seconds
     n = 0
+    cpu0 = time.process_time()
     while time.monotonic() < deadline:
         n += 1
         t0 = time.perf_counter()
@@ -102,7 +103,7 @@ def worker(args: argparse.Namespace) -> int:
         else:
             m.search(f"where is item {n % 10007}", user_id=f"seed-{n % SEED_USERS}", top_k=10)
         lat.append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({"lat": lat}))
+    print(json.dumps({"lat": lat, "cpu": time.process_time() - cpu0}))
     return 0
 
 
@@ -147,9 +148,12 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
         p.stdin.write("go\n")
         p.stdin.flush()
     lat: list[float] = []
+    c_clients = 0.0
     for p in procs:
         out, _ = p.communicate(timeout=seconds + 300)
-        lat += json.loads(out.strip().splitlines()[-1])["lat"]
+        got = json.loads(out.strip().splitlines()[-1])
+        lat += got["lat"]
+        c_clients += got.get("cpu", 0.0)
     d_owner, d_workers, d_fronts = _cpu([owner]) - c_owner, _cpu(workers) - c_workers, _cpu(fronts) - c_fronts
     if analyst is not None:
         analyst.communicate(timeout=seconds + 300)
@@ -160,6 +164,7 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
     sent, sent_mb = s1.get("sent", 0) - s0.get("sent", 0), (s1.get("sent_bytes", 0) - s0.get("sent_bytes", 0)) / 1e6
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
             "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n,
+            "clients_ms": c_clients * 1e3 / n,
             "front_hits": f"{local}/{asked}" if asked else "-",
             "snap_sent": f"{sent} ({sent_mb:.1f} MB)" if asked else "-"}
 
@@ -288,6 +293,7 @@ def main() -> int:
                 rows.append((op, f"{n} client{'s' if n > 1 else ''}", cell, load))
                 print(f"  {op} {n:>2} clients: {cell['ops_s']:.0f}/s p50 {cell['p50']:.1f} p95 {cell['p95']:.1f} ms owner "
                       f"{cell['owner_ms']:.2f} ms/op workers {cell['workers_ms']:.2f} fronts {cell['fronts_ms']:.2f} ms/op "
+                      f"clients {cell['clients_ms']:.2f} ms/op "
                       f"searches from front copies {cell['front_hits']}, snapshots sent {cell['snap_sent']} "
                       f"(load {load:.1f})",
                       flush=True)
