@@ -77,16 +77,21 @@ class Front:
         return tuple(args), kwargs
 
     def add(self, authorization: str, body: bytes) -> Any:
-        args, kwargs = self._call("add", authorization, body)
-        (args, kwargs), ticket = self.owner.call("admit", authorization, "add", args, kwargs)
+        coming = self.models.coming()               # the front's next model batch waits a little for it
         try:
-            return self._add(authorization, args, kwargs, ticket)
-        except BaseException:
-            with contextlib.suppress(ServerUnavailableError):
-                self.owner.call("forget", ticket)   # the owner's group commit stops waiting for it
-            raise
+            args, kwargs = self._call("add", authorization, body)
+            (args, kwargs), ticket = self.owner.call("admit", authorization, "add", args, kwargs)
+            try:
+                return self._add(authorization, args, kwargs, ticket, coming)
+            except BaseException:
+                with contextlib.suppress(ServerUnavailableError):
+                    self.owner.call("forget", ticket)   # the owner's group commit stops waiting for it
+                raise
+        finally:
+            coming.done()
 
-    def _add(self, authorization: str, args: tuple, kwargs: dict[str, Any], ticket: int | None) -> Any:
+    def _add(self, authorization: str, args: tuple, kwargs: dict[str, Any], ticket: int | None,
+             coming: Any = None) -> Any:
         from memstore.memory import add_state
         from memstore.pipeline.add import prepare_text
         from memstore.pipeline.gather_context import gather_context
@@ -101,7 +106,7 @@ class Front:
         else:
             state = prepare_text(state, self.rt, steps=(gather_context,))
         try:
-            out = self.models.prepare(state)      # extract, spaCy, embed: batched with this front's other adds
+            out = self.models.prepare(state, coming)      # extract, spaCy, embed: batched with this front's other adds
         except LLMError as exc:                   # recorded as a failed extraction run, as add() does
             self.owner.call("failed_run", state, pack_error(exc))     # its class does not unpickle
             raise

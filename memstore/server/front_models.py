@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -34,23 +35,36 @@ from memstore.pipeline.workers import BatchDocs, prepare_batch
 
 
 class FrontModels:
-    """`prepare(state)` -> the prepared add (or raises what it alone raised), in batches."""
+    """`prepare(state)` -> the prepared add (or raises what it alone raised), in batches. A batch
+    waits up to `linger_s` for the adds on their way here (`coming()`: admitted by the owner, being
+    validated), the same wait the owner's group commit makes for adds being prepared."""
 
-    def __init__(self, rt: Any, *, max_batch: int = 16) -> None:
-        self.rt, self.max_batch = rt, max_batch
+    def __init__(self, rt: Any, *, max_batch: int = 16, linger_s: float = 0.005) -> None:
+        self.rt, self.max_batch, self.linger_s = rt, max_batch, linger_s
         self._docs = BatchDocs(rt)
         self.batches = self.adds = 0               # counts, for a look at the batch sizes
         self._cv = threading.Condition()
         self._pending: deque[tuple[AddState, cf.Future]] = deque()
+        self._coming = 0
         threading.Thread(target=self._run, name="memstore-front-models", daemon=True).start()
 
-    def prepare(self, state: AddState) -> PreparedAdd:
+    def coming(self) -> Coming:
+        """An add on its way to `prepare`: pass it there, and call `done()` when it will not come."""
+        with self._cv:
+            self._coming += 1
+        return Coming(self)
+
+    def prepare(self, state: AddState, coming: Coming | None = None) -> PreparedAdd:
         """Extract (here with an LLM extractor, else in the batch), analyze, embed."""
         if self._docs.extractor is None:
+            if coming is not None:
+                coming.done()                      # a batch does not wait for an LLM's answer
             state = prepare_text(state, self.rt, record_failure=False, steps=EXTRACT_STEPS)
         fut: cf.Future = cf.Future()
         with self._cv:
             self._pending.append((state, fut))
+            if coming is not None:
+                coming.arrived()
             self._cv.notify()
         return fut.result()
 
@@ -59,6 +73,12 @@ class FrontModels:
             with self._cv:
                 while not self._pending:
                     self._cv.wait()
+                deadline = time.monotonic() + self.linger_s
+                while self._coming > 0 and len(self._pending) < self.max_batch:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cv.wait(left)
                 batch = [self._pending.popleft() for _ in range(min(len(self._pending), self.max_batch))]
             self.batches, self.adds = self.batches + 1, self.adds + len(batch)
             try:
@@ -68,3 +88,22 @@ class FrontModels:
                 out = [exc] * len(batch)
             for (_, fut), item in zip(batch, out):
                 fut.set_exception(item) if isinstance(item, BaseException) else fut.set_result(item)
+
+
+class Coming:
+    """One add counted as on its way to a FrontModels (see `FrontModels.coming`)."""
+
+    def __init__(self, models: FrontModels) -> None:
+        self._models, self._here = models, False
+
+    def arrived(self) -> None:
+        """Called with the models' lock held: it is queued, or will not come."""
+        if not self._here:
+            self._here = True
+            self._models._coming -= 1
+            self._models._cv.notify()
+
+    def done(self) -> None:
+        """It will not come (it failed before), or it came: either way no batch waits for it."""
+        with self._models._cv:
+            self.arrived()
