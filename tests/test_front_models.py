@@ -74,3 +74,27 @@ def test_concurrent_adds_in_a_front_are_prepared_in_batches_with_equal_results(r
         t.join()
     assert out == alone
     assert models.adds == len(TURNS) and models.batches < len(TURNS)
+
+
+def test_a_batch_waits_for_the_adds_on_their_way_and_not_for_one_that_failed(rt):
+    import time
+
+    models = FrontModels(rt, linger_s=5.0)
+    first, second = models.coming(), models.coming()
+    done: list = []
+    a = threading.Thread(target=lambda: done.append(models.prepare(_state(*TURNS[0]), first)))
+    a.start()
+    time.sleep(0.2)                             # the batch holds: `second` is on its way
+    assert not done and models.batches == 0
+    assert _facts(models.prepare(_state(*TURNS[1]), second)) == _facts(prepare(_state(*TURNS[1]), rt,
+                                                                                record_failure=False))
+    a.join()
+    assert models.batches == 1 and models.adds == 2
+    failed = models.coming()                    # e.g. refused by the owner before its prepare
+    t0 = time.monotonic()
+    b = threading.Thread(target=lambda: done.append(models.prepare(_state(*TURNS[2]))))
+    b.start()
+    time.sleep(0.2)
+    failed.done()
+    b.join()
+    assert len(done) == 2 and time.monotonic() - t0 < 2.0     # not the 5 s linger
