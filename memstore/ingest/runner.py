@@ -65,7 +65,8 @@ from memstore.core.model import AddOptions, AddState, ContextMemory
 from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered
 from memstore.store.write_values import vectors_table
-from memstore.ingest.batching import DocCache, context_probe, split_batches
+from memstore.extraction.doc_cache import DocCache
+from memstore.ingest.batching import context_probe, split_batches
 from memstore.store.rows import failed_run_params, ingest_log_rows
 from memstore.store.writer import BatchedWriter
 from memstore.store.unit import write_unit

@@ -131,7 +131,7 @@ class BatchDocs:
         from types import SimpleNamespace
 
         from memstore.extraction.extract_heuristic import HeuristicExtractor
-        from memstore.ingest.batching import DocCache
+        from memstore.extraction.doc_cache import DocCache
 
         self.cache = self.extractor = None
         if isinstance(rt.extractor, HeuristicExtractor):
