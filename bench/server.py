@@ -17,7 +17,8 @@ off`: add(infer=False), the message is embedded and stored). The figures per cel
 the p50/p95 of each call as the client sees it, and, from /proc (psutil), the CPU the server
 process (the **owner**: HTTP, reads, commits) and its worker processes (extract, spaCy, embed)
 spent per operation, and with `--fronts N` the front processes' (HTTP, JSON, extract, spaCy,
-embed, the query's vector). CPU per operation does not depend on the load other programs put on the
+embed, the query's vector); `clients`: the client processes' own CPU per operation (HTTP, JSON),
+which shares the machine with the server's. CPU per operation does not depend on the load other programs put on the
 machine; operations/s and latencies do, so the load average is printed with each cell.
 
 Amdahl: an add costs `owner` ms of the one owner process (serial: one process, one GIL, one

@@ -45,6 +45,7 @@ from memstore.core.model import AddState
 _ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 _RT: Any = None       # the worker process's model runtime (no database)
+_DOCS: Any = None     # its BatchDocs
 
 
 def check_workers(workers: Any) -> int:
@@ -85,8 +86,9 @@ def model_runtime(config: Any) -> Any:
 def _init_worker(config: Any) -> None:
     """Build the models once in the worker process: embedder, spaCy, extractor. Never the store."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the owner's to handle
-    global _RT
+    global _RT, _DOCS
     _RT = model_runtime(config)
+    _DOCS = BatchDocs(_RT)
 
 
 def pack_error(exc: BaseException) -> tuple:
@@ -118,7 +120,7 @@ def unpack_error(item: Any) -> Any:
 
 def _prepare_batch(states: list[AddState], extract: bool) -> list[Any]:
     """In the worker: `prepare_batch`; per add, the prepared state or its packed exception."""
-    out = prepare_batch(states, _RT, extract=extract, docs=_docs(_RT))
+    out = prepare_batch(states, _RT, extract=extract, docs=_DOCS)
     return [pack_error(o) if isinstance(o, BaseException) else o for o in out]
 
 
@@ -130,8 +132,8 @@ class BatchDocs:
     def __init__(self, rt: Any) -> None:
         from types import SimpleNamespace
 
-        from memstore.extraction.extract_heuristic import HeuristicExtractor
         from memstore.extraction.doc_cache import DocCache
+        from memstore.extraction.extract_heuristic import HeuristicExtractor
 
         self.cache = self.extractor = None
         if isinstance(rt.extractor, HeuristicExtractor):
@@ -149,15 +151,6 @@ class BatchDocs:
     def clear(self) -> None:
         if self.cache is not None:
             self.cache.clear()
-
-
-_DOCS: dict[int, BatchDocs] = {}
-
-
-def _docs(rt: Any) -> BatchDocs:
-    if id(rt) not in _DOCS:
-        _DOCS[id(rt)] = BatchDocs(rt)
-    return _DOCS[id(rt)]
 
 
 def prepare_batch(states: list[AddState], rt: Any, *, extract: bool = True, docs: BatchDocs | None = None
