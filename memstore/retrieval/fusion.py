@@ -188,9 +188,25 @@ class FusionParams:
 def _top(values: np.ndarray, mask: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
     """Row indexes of the k largest values among rows where mask holds (ties by id, as the SQL)."""
     rows = np.flatnonzero(mask)
-    if len(rows) > k:
+    if len(rows) > k > 0:
+        v = values[rows]
+        rows = rows[v >= np.partition(v, len(v) - k)[len(v) - k]]    # the k largest and all tied at the cut
+    if len(rows) > k:                 # then by id (a sort of object ids: on the few left only)
         rows = rows[np.lexsort((ids[rows], -values[rows]))[:k]]
     return rows
+
+
+def _order(values: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the k largest values, largest first, ties by id (as the SQL's ORDER BY value DESC, id),
+    sorting the object ids of those k (and any tied at the cut) only.
+
+    >>> _order(np.array([0.2, 0.9, 0.5, 0.9]), np.array(["a", "d", "c", "b"], dtype=object), 3).tolist()
+    [3, 1, 2]
+    """
+    idx = np.arange(len(values))
+    if len(idx) > k > 0:
+        idx = idx[values >= np.partition(values, len(values) - k)[len(values) - k]]
+    return idx[np.lexsort((ids[idx], -values[idx]))][:k]
 
 
 def keyword_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -421,7 +437,9 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
         near &= stated & stated[best]
     if scope.episode_key is not None:
         anchor = scope.episode_key[rows[best]]
-        if anchor is not None:
+        if anchor is not None and scope.conv_group is not None:    # conv_group: one per add() call key
+            near |= scope.conv_group[rows] == scope.conv_group[rows[best]]
+        elif anchor is not None:
             near |= np.array([scope.episode_key[i] == anchor for i in rows], bool)
     nb = scope.neighbours
     if nb is not None:
@@ -504,8 +522,9 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
 
 def _rank(scope: Scope, p: FusionParams, cos: np.ndarray | None, fixed: tuple
           ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]] | None:
-    """One pass of fusion with this semantic signal: (candidate scope rows, their order by fused
-    score then id, every column per candidate row), None when there is no candidate."""
+    """One pass of fusion with this semantic signal: (candidate scope rows, the best limit (or
+    feedback_k) of them in order, by fused score then id, every column per candidate row), None when
+    there is no candidate."""
     by_kw_ent, bm25, keyword, entity, n_ent, all_ids = fixed
     n, w, k = scope.n, p.weights, int(p.candidate_k)
     by = dict(by_kw_ent, semantic=np.zeros(n, bool))
@@ -518,8 +537,8 @@ def _rank(scope: Scope, p: FusionParams, cos: np.ndarray | None, fixed: tuple
     valid_at = scope.valid_at[rows].astype(np.int64)
     age = np.maximum(math.floor(p.now) - valid_at, 0)
     recency = np.exp(-math.log(2) * age / 86400.0 / p.half_life_days)
-    slot = np.array([1.0 if p.qslot is not None and scope.slot_family[i] == p.qslot else 0.0 for i in rows]) \
-        if len(rows) else np.zeros(0)
+    slot = np.array([1.0 if scope.slot_family[i] == p.qslot else 0.0 for i in rows]) \
+        if p.qslot is not None else np.zeros(len(rows))
     person = scope.person[rows].astype(np.float64)
     time = time_scores(valid_at, p.periods, p.time_half_life_days)
     # a keyword match counts in proportion to the semantic match (when semantic counts at all: channel
@@ -528,10 +547,10 @@ def _rank(scope: Scope, p: FusionParams, cos: np.ndarray | None, fixed: tuple
     base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] * gate
             + w["entity"] * entity[rows] + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
-    best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
+    best = _order(base, id_arr, 1)[0]              # the anchor: best before the episode signal, then id
     episode = episode_scores(scope, rows, valid_at, best, p.episode_minutes)
     score = (base + w["episode"] * episode) / sum(w.get(s, 0.0) for s in SIGNAL_WEIGHTS)
-    order = np.lexsort((id_arr, -score))
+    order = _order(score, id_arr, max(int(p.limit), int(p.feedback_k)))
     cols = {"id": id_arr, "by_semantic": by["semantic"][rows], "by_keyword": by["keyword"][rows],
             "by_entity": by["entity"][rows], "semantic": semantic, "keyword": keyword[rows], "bm25": bm25[rows],
             "entity": entity[rows], "n_entities": n_ent[rows], "recency": recency, "slot": slot, "person": person,
