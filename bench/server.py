@@ -142,6 +142,7 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
         assert p.stdout.readline().strip() == "ready"
     fronts = fronts or []
     s0 = _front_searches(store)
+    g0 = _owner_stats(store)
     c_owner, c_workers, c_fronts = _cpu([owner]), _cpu(workers), _cpu(fronts)
     for p in everyone:
         p.stdin.write("go\n")
@@ -155,13 +156,31 @@ def _run_clients(store: str, n: int, op: str, seconds: float, infer: str, owner:
         analyst.communicate(timeout=seconds + 300)
     n = max(len(lat), 1)
     s1 = _front_searches(store)
+    g1 = _owner_stats(store)
+    groups = g1.get("groups", 0) - g0.get("groups", 0)
+    committed = g1.get("adds", 0) - g0.get("adds", 0)
+    door = {k: g1.get(k, 0) - g0.get(k, 0) for k in g1 if k.endswith("_ms") and k not in ("cpu_ms",)}
     local = s1.get("fresh", 0) - s0.get("fresh", 0)
     asked = local + s1.get("searched", 0) - s0.get("searched", 0)
     sent, sent_mb = s1.get("sent", 0) - s0.get("sent", 0), (s1.get("sent_bytes", 0) - s0.get("sent_bytes", 0)) / 1e6
     return {"ops_s": len(lat) / seconds, "p50": _pct(lat, 0.5), "p95": _pct(lat, 0.95), "n": len(lat),
             "owner_ms": d_owner * 1e3 / n, "workers_ms": d_workers * 1e3 / n, "fronts_ms": d_fronts * 1e3 / n,
             "front_hits": f"{local}/{asked}" if asked else "-",
-            "snap_sent": f"{sent} ({sent_mb:.1f} MB)" if asked else "-"}
+            "snap_sent": f"{sent} ({sent_mb:.1f} MB)" if asked else "-",
+            # the owner's own accounts (/health, new code only): adds a group, the committer's CPU a
+            # committed add, and each side-door message's CPU per operation
+            "per_group": committed / groups if groups else None,
+            "commit_ms": (g1.get("cpu_ms", 0) - g0.get("cpu_ms", 0)) / committed if committed else None,
+            "door_ms": {k[:-3]: round(v / n, 3) for k, v in door.items() if v}}
+
+
+def _owner_stats(store: str) -> dict:
+    """The group committer's and the side door's counters from /health ({} on old code)."""
+    try:
+        info = _client_for(store).server_info()
+    except Exception:  # noqa: BLE001 - old code
+        return {}
+    return {**(info.get("owner_ops") or {}), **(info.get("group_commit") or {})}
 
 
 def _front_searches(store: str) -> dict:
@@ -291,6 +310,9 @@ def main() -> int:
                       f"searches from front copies {cell['front_hits']}, snapshots sent {cell['snap_sent']} "
                       f"(load {load:.1f})",
                       flush=True)
+                if cell.get("per_group"):
+                    print(f"      owner: {cell['per_group']:.1f} adds a group, committer {cell['commit_ms']:.2f} ms "
+                          f"CPU a committed add; side door CPU ms per op {cell['door_ms']}", flush=True)
     print(f"\n{args.label}\n| op | mode | ops/s | p50 ms | p95 ms | owner CPU ms/op | workers CPU ms/op | "
           f"fronts CPU ms/op | Amdahl 16 cores | Amdahl 64 cores | calls | load avg |\n"
           f"|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -70,6 +70,23 @@ def test_several_clients_at_once_store_what_one_process_does(servers):
     assert load(servers[0].client()) == load(servers[1].client())
 
 
+def test_health_counts_the_owners_groups_and_side_door_messages(servers):
+    """/health shows how many adds a group held and what the owner's commits and messages cost
+    (bench/server.py prints them as adds a group and CPU per add)."""
+    client = servers[0].client()
+    before = client.server_info()
+    with cf.ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda i: client.add(f"the lamp {i} is in room {i}", user_id="health", infer=False), range(6)))
+    after = client.server_info()
+    g0, g1 = before.get("group_commit", {}), after["group_commit"]
+    o0, o1 = before.get("owner_ops", {}), after["owner_ops"]
+    assert g1["adds"] - g0.get("adds", 0) == 6 and 1 <= g1["groups"] - g0.get("groups", 0) <= 6
+    assert g1["cpu_ms"] > g0.get("cpu_ms", 0)
+    assert o1["commit"] - o0.get("commit", 0) == 6 and o1["admit"] - o0.get("admit", 0) >= 6
+    assert o1["commit_ms"] > o0.get("commit_ms", 0)
+    assert "group_commit" in servers[1].client().server_info()       # one process: its committer too
+
+
 def test_the_owner_checks_every_token_a_front_passes(servers):
     srv = servers[0]
     admin = srv.client()

@@ -161,6 +161,10 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                 **({"front_pids": app.state.front_pids()} if getattr(app.state, "front_pids", None) else {}),
                 **({"front_searches": dict(app.state.front_searches)}
                    if getattr(app.state, "front_searches", None) is not None else {}),
+                **({"owner_ops": {k: round(v, 3) for k, v in app.state.owner_ops.items()}}
+                   if getattr(app.state, "owner_ops", None) is not None else {}),
+                **({"group_commit": {k: round(v, 3) for k, v in committer.stats.items()}}
+                   if isinstance(getattr(committer, "stats", None), dict) else {}),
                 **({"shard": shard} if shard else {})}
 
     # -- mem0's REST paths -------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 from memstore.core.errors import ConfigError, TokenRightsError
@@ -50,6 +51,8 @@ class OwnerDoor:
         if not isinstance(rt.embedder, GivenVectors):
             rt.embedder = GivenVectors(rt.embedder)         # searches take the query vector a front sent
         self.snapshots = SnapshotDoor(memory)               # fronts search copies of hot scopes
+        self.ops: Counter = Counter()                       # /health: messages answered, and their CPU (ms)
+        self._ops_lock = threading.Lock()
 
     def _guarded(self, authorization: str) -> GuardedMemory:
         grant = self.access.verify(authorization)           # every call: a revoked token is refused now
@@ -57,6 +60,16 @@ class OwnerDoor:
                              before_list_tokens=self.access.flush_use)
 
     def __call__(self, msg: tuple) -> Any:
+        cpu = time.thread_time()
+        try:
+            return self._answer(msg)
+        finally:
+            ms = (time.thread_time() - cpu) * 1e3
+            with self._ops_lock:
+                self.ops[msg[0]] += 1
+                self.ops[f"{msg[0]}_ms"] += ms
+
+    def _answer(self, msg: tuple) -> Any:
         op = msg[0]
         if op == "admit":
             _, authorization, name, args, kwargs = msg

@@ -149,6 +149,13 @@ class GroupCommitter:
     def _commit(self, items: list[tuple[Any, cf.Future, bool]]) -> None:
         self.stats["groups"] += 1
         self.stats["adds"] += len(items)
+        cpu = time.thread_time()
+        try:
+            self._commit_group(items)
+        finally:
+            self.stats["cpu_ms"] += round((time.thread_time() - cpu) * 1e3, 3)
+
+    def _commit_group(self, items: list[tuple[Any, cf.Future, bool]]) -> None:
         group = [(st, fut) for st, fut, prepared in items if prepared]
         try:
             raw = [(st, fut) for st, fut, prepared in items if not prepared]

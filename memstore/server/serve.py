@@ -223,6 +223,7 @@ def _start_fronts(n: int, app: Any, memory: Any, committer: Any, host: str, port
         raise
     app.state.front_pids = pool.pids
     app.state.front_searches = door.snapshots.stats       # /health: searches fronts answered from copies
+    app.state.owner_ops = door.ops                         # /health: the fronts' messages and their CPU
     return fronts
 
 
