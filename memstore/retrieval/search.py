@@ -176,6 +176,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       qtime_months=list(w["_periods"].months), time_half_life_days=float(sc.time_half_life_days),
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
                       conv_lambda=float(sc.conversation_smoothing), nb_window=int(sc.neighbour_window),
+                      fb_k=int(sc.feedback_k), fb_beta=float(sc.feedback_beta),
+                      fb_coherence=float(sc.feedback_coherence),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
                       qvec=qvec, qterms=terms, qforms=list(families), qform_terms=list(families.values()), qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
@@ -218,7 +220,9 @@ def _fusion_params(sc: Any, w: dict[str, Any], now: dt.datetime, channels: Seque
                         half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
                         use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
                         periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days),
-                        conversation_smoothing=float(sc.conversation_smoothing))
+                        conversation_smoothing=float(sc.conversation_smoothing),
+                        feedback_k=int(sc.feedback_k), feedback_beta=float(sc.feedback_beta),
+                        feedback_coherence=float(sc.feedback_coherence))
 
 
 def snapshot_candidates(snap: Snapshot, query: str, qvec: np.ndarray, q: Any, sc: Any, fp: FusionParams,

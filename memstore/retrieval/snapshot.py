@@ -114,7 +114,7 @@ class Snapshot:
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
                          person=person, cosine=cos, episode_key=self.episode_key,
                          time_stated=self.time_stated, conv_group=self.conv_group,
-                         conv_dot=self.conv_dot, neighbours=nb), self.table, None
+                         conv_dot=self.conv_dot, neighbours=nb, vecs=self.vecs), self.table, None
         row_map = np.full(self.n + 1, -1, np.int64)
         row_map[keep] = np.arange(len(keep))
         group = conversation_groups([self.episode_key[i] for i in keep])
@@ -125,7 +125,7 @@ class Snapshot:
                       conv_group=group, conv_dot=conversation_dot(self.vecs[keep], group),
                       neighbours=None if cos is None else _neighbours(self.vecs[keep], group, self.valid_us[keep],
                                                                       ids, neighbour_window, neighbour_gap_us),
-                      cosine=None if cos is None else cos[keep])
+                      cosine=None if cos is None else cos[keep], vecs=None if cos is None else self.vecs[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
     def hits(self, terms: list[str], entities: dict[str, float], row_map: np.ndarray | None) -> Hits:
