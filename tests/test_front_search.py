@@ -70,6 +70,24 @@ def test_an_add_is_found_at_once_through_any_front(server):
     assert _copies(server) > before
 
 
+def test_copies_keep_answering_while_other_scopes_are_written(server):
+    """Adds to other users between searches leave a scope's copies current (each add says its
+    scope): the fronts answer most of gus's searches themselves, and what they answer is current."""
+    admin = server.client()
+    admin.add("Gus keeps his bike in the shed", user_id="gus", infer=False, timestamp="2024-06-01T10:00")
+    for _ in range(12):
+        _client(server).search("bike", user_id="gus")
+    before = server.client().server_info()["front_searches"]
+    for i in range(20):
+        _client(server).add(f"writer {i} has a red pen", user_id=f"writer-{i % 4}", infer=False)
+        found = _client(server).search("bike", user_id="gus")["results"]
+        assert [r["memory"] for r in found] == ["Gus keeps his bike in the shed"]
+    after = server.client().server_info()["front_searches"]
+    assert after.get("fresh", 0) - before.get("fresh", 0) >= 10          # not every search went to the owner
+    admin.add("Gus bought a new bike bell", user_id="gus", infer=False, timestamp="2024-06-02T10:00")
+    assert "Gus bought a new bike bell" in [r["memory"] for r in _client(server).search("bike", user_id="gus")["results"]]
+
+
 def test_a_revoked_token_is_refused_on_its_next_search(server):
     admin = server.client()
     admin.add("Dee has a cat named Miso", user_id="dee", infer=False, timestamp="2024-04-01T10:00")

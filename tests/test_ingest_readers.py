@@ -120,6 +120,22 @@ def test_jsonl_with_explicit_mapping_and_role_aliases():
     assert msgs[0].source_conversation == rows[0]["thread"]
 
 
+def test_a_json_array_of_messages_reads_as_rows(tmp_path):
+    """[{"role", "content"}, ...] (what chat APIs take) is found and read as message rows, with
+    times; a record that is not an object is reported by its number and the others are kept."""
+    p = tmp_path / "chat.json"
+    p.write_text(json.dumps([{"role": "user", "content": "I live in Lisbon", "created_at": "2024-03-01T10:00:00"},
+                             {"role": "assistant", "content": "Nice city!"}, ["not", "a", "message"],
+                             {"role": "user", "content": "My sister Ana is a doctor"}]))
+    assert detect_format(p) == "jsonl"
+    convs, problems = read(p)
+    msgs = [m for c in convs for m in c.messages]
+    assert [(m.role, m.content) for m in msgs] == [("user", "I live in Lisbon"), ("assistant", "Nice city!"),
+                                                   ("user", "My sister Ana is a doctor")]
+    assert msgs[0].created_at is not None and msgs[0].created_at.day == 1
+    assert [pr.message for pr in problems] == ["record 3"] and "not an object" in problems[0].reason
+
+
 def test_mapping_naming_a_missing_column_is_a_clear_error(tmp_path):
     with pytest.raises(SourceFormatError, match="no column 'body'"):
         read(ERIN, mapping="content=body")

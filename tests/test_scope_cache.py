@@ -280,3 +280,33 @@ def test_a_commit_by_another_connection_during_an_add_is_not_vouched_for(store_p
         ["Alice likes jazz", "Alice likes sushi", "Alice lives in Boston"]
     a.close()
     b.close()
+
+
+def test_unchanged_since_knows_which_scopes_each_commit_changed(m):
+    """Snapshots of a scope stay valid across commits that name other scopes; a commit that names
+    none, a filter with no identity, or a generation older than the change log is never vouched for."""
+    from memstore.store import scope_cache as sc
+
+    db = m._rt.db
+    cache = db.scope_cache
+    ana, bo_coach = (("user_id", "ana"),), (("user_id", "bo"), ("agent_id", "coach"))
+    g0 = cache.current_generation(db)
+    m.add("bo likes chess", user_id="bo", infer=False)                       # u=bo|a=|r=
+    m.add("the coach says hi", user_id="bo", agent_id="coach", infer=False)  # u=bo|a=coach|r=
+    assert cache.unchanged_since(db, g0, ana)
+    assert not cache.unchanged_since(db, g0, bo_coach)
+    g1 = cache.current_generation(db)
+    m.add("ana likes tea", user_id="ana", infer=False)
+    assert not cache.unchanged_since(db, g1, ana) and cache.unchanged_since(db, g1, bo_coach)
+    assert not cache.unchanged_since(db, g1, ())                              # no identity: any write
+    g2 = cache.current_generation(db)
+    db.con.execute("UPDATE memories SET memory = memory || '.' WHERE user_id = 'bo'")   # behind the API: no scope said
+    m.add("bo again", user_id="bo", infer=False)
+    assert not cache.unchanged_since(db, g2, ana)
+    g3 = cache.current_generation(db)
+    for i in range(sc.CHANGE_LOG + 1):                      # more commits than the log keeps
+        cache.after_commit(db, {"u=zed|a=|r="})
+    assert not cache.unchanged_since(db, g3, ana)
+    g4 = cache.current_generation(db)
+    cache.after_commit(db, {"u=zed|a=|r="})
+    assert cache.unchanged_since(db, g4, ana)

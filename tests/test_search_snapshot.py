@@ -88,3 +88,28 @@ def test_expiry_applies_per_search(mem):
     before = _stats(mem).get("hits", 0)
     assert "Alice is in Paris this week" not in [r[2] for r in _search(mem, "Paris")]
     assert _stats(mem)["hits"] > before            # from the snapshot, expired row dropped
+
+
+def test_writes_to_other_scopes_leave_a_snapshot_in_use(mem):
+    """An add, a delete or an update in bob's scope says so: alice's snapshot is still used, and still
+    gives what the statements give. A write that names no scope (raw SQL) and a write to alice's own
+    scope are seen."""
+    _search(mem, "Boston")
+    _search(mem, "Boston")                         # builds alice's snapshot
+    builds = _stats(mem).get("builds", 0)
+    bob = mem.add("Bob moved to Boston", user_id="bob", infer=False)["results"][0]["id"]
+    mem.add("Bob plays chess in Boston", user_id="bob", agent_id="coach", infer=False)
+    mem.update(bob, "Bob moved to Austin")
+    mem.delete(bob)
+    hits = _stats(mem).get("hits", 0)
+    hot = _search(mem, "Boston")
+    assert _stats(mem)["hits"] == hits + 1 and _stats(mem)["builds"] == builds     # the same snapshot
+    cold = candidate_table(mem._rt, "Boston", filters={"user_id": "alice"}, limit=100, engine="sql").to_pylist()
+    assert [r[0] for r in hot] == [r["id"] for r in cold][:len(hot)]
+    assert all("Bob" not in r[2] for r in hot)
+    mem.add("Alice bought a Boston terrier", user_id="alice", agent_id="pets", infer=False)
+    assert "Alice bought a Boston terrier" in [r[2] for r in _search(mem, "Boston")]   # her scope: seen
+    _search(mem, "Boston")
+    mem._rt.db.con.execute("DELETE FROM memories WHERE memory = 'Alice bought a Boston terrier'")  # names no scope
+    assert "Alice bought a Boston terrier" not in [r[2] for r in _search(mem, "Boston")]
+

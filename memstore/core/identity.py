@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from memstore.core.errors import IdentityError
@@ -55,6 +56,42 @@ class Scope:
     def as_dict(self) -> dict[str, str]:
         return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id),
                                   ("run_id", self.run_id)) if v is not None}
+
+
+@functools.lru_cache(maxsize=65536)
+def key_parts(key: str) -> tuple[str | None, str | None, str | None]:
+    """(user_id, agent_id, run_id) of a scope key (`Scope.key`'s inverse; None where empty).
+
+    >>> key_parts(Scope(user_id="a|b", run_id="r=1").key)
+    ('a|b', None, 'r=1')
+    """
+    parts: list[str] = []
+    cur: list[str] = []
+    chars = iter(key)
+    for ch in chars:
+        if ch == "\\":
+            cur.append(next(chars, ""))
+        elif ch == "|":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    values = [p.split("=", 1)[1] if "=" in p else p for p in parts]     # "u=...": the first '=' (escaped ones are gone)
+    if len(values) != 3:
+        raise ValueError(f"not a scope key: {key!r}")
+    return tuple(v or None for v in values)  # type: ignore[return-value]
+
+
+def scope_matches(scope_key: str, identity: tuple[tuple[str, str], ...]) -> bool:
+    """Can a memory stored under `scope_key` match a filter requiring `identity` ((key, value)
+    pairs of IDENTITY_KEYS)?
+
+    >>> scope_matches("u=ana|a=|r=", (("user_id", "ana"),)), scope_matches("u=bo|a=|r=", (("user_id", "ana"),))
+    (True, False)
+    """
+    parts = key_parts(scope_key)
+    return all(parts[IDENTITY_KEYS.index(k)] == v for k, v in identity)
 
 
 def check_metadata(metadata: object) -> dict:

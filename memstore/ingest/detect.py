@@ -2,7 +2,8 @@
 
 .jsonl/.ndjson → jsonl, .csv/.tsv → csv, .parquet → parquet; JSON (or a .zip export) is read up to
 the first conversation's keys: `mapping` → chatgpt, `chat_messages` → claude, `conversation` with
-`session_N` lists → locomo; a file of one JSON object per line → jsonl.
+`session_N` lists → locomo; an array of message objects (`content` or `text`, and maybe `role`,
+`created_at`, ...) and a file of one JSON object per line → jsonl (message rows).
 
 >>> import json, os, tempfile
 >>> p = os.path.join(tempfile.mkdtemp(), "conversations.json")
@@ -25,6 +26,7 @@ from memstore.ingest.formats import FORMATS  # noqa: E402,F401  (re-exported)
 _BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
               ".pq": "parquet"}
 _SNIFF_EVENTS = 20_000
+_MESSAGE_TEXT = frozenset(("content", "text", "message", "body"))     # tabular.FIELDS["content"]
 
 
 def check_format(fmt: str) -> str:
@@ -139,6 +141,8 @@ def _decide(keys: list[str], top: str | None, final: bool = False) -> str | None
         return "claude"
     if any(k.startswith("session_") for k in ks) or ("conversation" in ks and "sample_id" in ks):
         return "locomo"
+    if final and top == "start_array" and ks & _MESSAGE_TEXT:
+        return "jsonl"      # an array of messages ({"role", "content"}, as chat APIs take them): rows
     if final and "conversation" in ks and top in ("start_array", "start_map"):
         return "locomo"
     return None

@@ -167,6 +167,11 @@ def _row_key(role: Any, when: Any, content: Any, position: int) -> str:
 
 def _jsonl_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
     with open(file, "rb") as f:
+        head = f.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head[:1] == b"[":        # one JSON array of message objects ([{"role": ..., "content": ...}, ...])
+        yield from _array_rows(file, problems)
+        return
+    with open(file, "rb") as f:
         for n, raw in enumerate(_lines(f, MAX_LINE_BYTES), 1):
             if raw is None:
                 problems.append(Problem(file, f"line {n} is longer than {MAX_LINE_BYTES:,} bytes: skipped",
@@ -277,3 +282,18 @@ def _parquet_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dic
     except (pa.ArrowInvalid, OSError) as exc:
         raise SourceFormatError(f"{file}: Parquet data is damaged after row {n}: {exc}",
                                 hint="the rows before it were read", file=file) from None
+
+
+def _array_rows(file: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The records of a JSON array of message objects, as rows (read with the bounded splitter:
+    a record nested too deep or too large is skipped and reported)."""
+    from memstore.ingest.jsonstream import iter_items
+    from memstore.ingest.sources import open_bytes
+
+    with open_bytes(file) as stream:
+        for n, item in enumerate(iter_items(stream, file, what="record", problems=problems), 1):
+            if not isinstance(item, dict):
+                problems.append(Problem(file, f"record {n} is a JSON {type(item).__name__}, not an object",
+                                        message=f"record {n}", unread=True))
+                continue
+            yield f"record {n}", item

@@ -50,7 +50,7 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
     ids = table.column("id").to_pylist()
     keys = table.column("_episode_key").to_pylist()
     group = conversation_groups(table.column("_episode_key"))
-    cos = conv = nb = None
+    cos = conv = nb = vecs = None
     if qvec is not None:
         if from_cache:
             vecs, found = db.scope_cache.vectors_for(db, table.column("scope_key").to_pylist(), ids)
@@ -75,7 +75,8 @@ def load_scope(db: Database, *, where: str, params: dict[str, Any], qtext: str, 
                   valid_at=np.floor_divide(col("_valid_at_us"), 1_000_000),
                   slot_family=table.column("_slot_family").to_pylist(),
                   person=col("_person").astype(np.float64), cosine=cos, episode_key=keys,
-                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv, neighbours=nb)
+                  time_stated=col("_time_stated").astype(bool), conv_group=group, conv_dot=conv, neighbours=nb,
+                  vecs=vecs)
     return scope, table
 
 

@@ -100,6 +100,7 @@ class Scope:
     time_stated: np.ndarray | None = None         # True when its time was given (valid_from != created_at)
     conv_dot: np.ndarray | None = None            # unit vector . its conversation's mean unit vector
     neighbours: Neighbours | None = None          # the context of the memories added alone
+    vecs: np.ndarray | None = None                # unit vectors (n, dim), for the feedback pass
 
     @property
     def n(self) -> int:
@@ -179,14 +180,33 @@ class FusionParams:
     conversation_smoothing: float = 1.0  # lambda: the memory's vector + lambda x its conversation's mean
     use: dict[str, bool] = field(default_factory=lambda: {"semantic": True, "keyword": True, "entity": True})
     limit: int = 20
+    feedback_k: int = 0                 # pseudo-relevance feedback from the first pass's best k (0: off)
+    feedback_beta: float = 0.5
+    feedback_coherence: float = 0.7     # ... only when their mean pairwise cosine is at least this
 
 
 def _top(values: np.ndarray, mask: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
     """Row indexes of the k largest values among rows where mask holds (ties by id, as the SQL)."""
     rows = np.flatnonzero(mask)
-    if len(rows) > k:
+    if len(rows) > k > 0:
+        v = values[rows]
+        rows = rows[v >= np.partition(v, len(v) - k)[len(v) - k]]    # the k largest and all tied at the cut
+    if len(rows) > k:                 # then by id (a sort of object ids: on the few left only)
         rows = rows[np.lexsort((ids[rows], -values[rows]))[:k]]
     return rows
+
+
+def _order(values: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the k largest values, largest first, ties by id (as the SQL's ORDER BY value DESC, id),
+    sorting the object ids of those k (and any tied at the cut) only.
+
+    >>> _order(np.array([0.2, 0.9, 0.5, 0.9]), np.array(["a", "d", "c", "b"], dtype=object), 3).tolist()
+    [3, 1, 2]
+    """
+    idx = np.arange(len(values))
+    if len(idx) > k > 0:
+        idx = idx[values >= np.partition(values, len(values) - k)[len(values) - k]]
+    return idx[np.lexsort((ids[idx], -values[idx]))][:k]
 
 
 def keyword_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -417,7 +437,9 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
         near &= stated & stated[best]
     if scope.episode_key is not None:
         anchor = scope.episode_key[rows[best]]
-        if anchor is not None:
+        if anchor is not None and scope.conv_group is not None:    # conv_group: one per add() call key
+            near |= scope.conv_group[rows] == scope.conv_group[rows[best]]
+        elif anchor is not None:
             near |= np.array([scope.episode_key[i] == anchor for i in rows], bool)
     nb = scope.neighbours
     if nb is not None:
@@ -428,34 +450,95 @@ def episode_scores(scope: Scope, rows: np.ndarray, valid_at: np.ndarray, best: i
     return near.astype(np.float64)
 
 
+def feedback_cosine(cos: np.ndarray, vecs: np.ndarray, top: np.ndarray, beta: float,
+                    min_coherence: float) -> np.ndarray | None:
+    """Rocchio feedback: the cosine of every row with q + beta * m, m the mean unit vector of the
+    rows `top` (the first pass's best), from the raw cosines `cos` = V q (q a unit vector):
+    (q.v + beta m.v) / |q + beta m|, |q + beta m|^2 = 1 + 2 beta q.m + beta^2 |m|^2. None when
+    fewer than two rows or their mean pairwise cosine is below min_coherence: the best results
+    must agree on one topic, else the feedback drifts toward whichever part of the query the best
+    one matched.
+
+    >>> v = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]], np.float32)
+    >>> cos = v @ np.array([0.8, 0.6], np.float32)
+    >>> [round(float(x), 3) for x in feedback_cosine(cos, v, np.array([0, 1]), 1.0, 0.7)]   # b passes a
+    [0.923, 0.994, 0.384]
+    >>> feedback_cosine(cos, v, np.array([0, 2]), 1.0, 0.7) is None      # top rows disagree
+    True
+    """
+    k = len(top)
+    if k < 2 or beta <= 0:
+        return None
+    t = vecs[top].astype(np.float64)
+    pair = t @ t.T
+    if (pair.sum() - np.trace(pair)) / (k * (k - 1)) < min_coherence:
+        return None
+    m = t.mean(axis=0)
+    norm = math.sqrt(max(1 + 2 * beta * float(cos[top].astype(np.float64).mean()) + beta * beta * float(m @ m), 1e-12))
+    return ((cos.astype(np.float64) + beta * (vecs @ m.astype(np.float32)).astype(np.float64)) / norm).astype(np.float32)
+
+
 def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     """Candidates from the three channels (top candidate_k each), every signal, fused score; the
-    columns, order and values of fuse_scores.sql."""
+    columns, order and values of fuse_scores.sql. With feedback (p.feedback_k > 0, scope.vecs
+    given), a second pass with the semantic signal read from the query moved toward the first
+    pass's best results (feedback_cosine) when those agree."""
     n, w, use, k = scope.n, p.weights, p.use, int(p.candidate_k)
     if n == 0:
         return SCHEMA.empty_table()
-    cos = scope.cosine if use["semantic"] and scope.cosine is not None else None
-    if cos is not None and scope.conv_dot is not None and scope.conv_group is not None:
+    raw = scope.cosine if use["semantic"] and scope.cosine is not None else None
+    cos = raw
+    smooth = scope.conv_dot is not None and scope.conv_group is not None
+    if cos is not None and smooth:
         cos = smooth_cosine(cos, scope.conv_group, scope.conv_dot, p.conversation_smoothing, scope.neighbours)
     bm25, keyword, has_kw = keyword_scores(scope, hits, p)
     entity, n_ent = entity_scores(scope, hits, p)
     all_ids = np.array(scope.ids, dtype=object)
-    by = {"semantic": np.zeros(n, bool), "keyword": np.zeros(n, bool), "entity": np.zeros(n, bool)}
-    if cos is not None:
-        by["semantic"][_top(cos, np.ones(n, bool), k, all_ids)] = True
+    by = {"keyword": np.zeros(n, bool), "entity": np.zeros(n, bool)}
     if use["keyword"]:
         by["keyword"][_top(bm25, has_kw, k, all_ids)] = True
     if use["entity"]:
         by["entity"][_top(entity, (n_ent > 0) & (entity > 0), k, all_ids)] = True
+    fixed = (by, bm25, keyword, entity, n_ent, all_ids)
+    ranked = _rank(scope, p, cos, fixed)
+    fb_k = int(p.feedback_k)
+    if ranked is not None and fb_k > 0 and raw is not None and scope.vecs is not None:
+        rows, order = ranked[0], ranked[1]
+        cos2 = feedback_cosine(raw, scope.vecs, rows[order[:fb_k]], float(p.feedback_beta),
+                               float(p.feedback_coherence))
+        if cos2 is not None:
+            if smooth:
+                cos2 = smooth_cosine(cos2, scope.conv_group, scope.conv_dot, p.conversation_smoothing,
+                                     scope.neighbours)
+            ranked = _rank(scope, p, cos2, fixed)
+    if ranked is None:
+        return SCHEMA.empty_table()
+    rows, order, cols = ranked
+    order = order[:int(p.limit)]
+    out = {name: (v[order] if isinstance(v, np.ndarray) else [v[i] for i in order]) for name, v in cols.items()}
+    out["id"] = out["id"].tolist()
+    return pa.table({f.name: pa.array(out[f.name], f.type) for f in SCHEMA}, schema=SCHEMA)
+
+
+def _rank(scope: Scope, p: FusionParams, cos: np.ndarray | None, fixed: tuple
+          ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]] | None:
+    """One pass of fusion with this semantic signal: (candidate scope rows, the best limit (or
+    feedback_k) of them in order, by fused score then id, every column per candidate row), None when
+    there is no candidate."""
+    by_kw_ent, bm25, keyword, entity, n_ent, all_ids = fixed
+    n, w, k = scope.n, p.weights, int(p.candidate_k)
+    by = dict(by_kw_ent, semantic=np.zeros(n, bool))
+    if cos is not None:
+        by["semantic"][_top(cos, np.ones(n, bool), k, all_ids)] = True
     rows = np.flatnonzero(by["semantic"] | by["keyword"] | by["entity"])
     if len(rows) == 0:
-        return SCHEMA.empty_table()
+        return None
     semantic = np.maximum(cos[rows], 0).astype(np.float32) if cos is not None else np.zeros(len(rows), np.float32)
     valid_at = scope.valid_at[rows].astype(np.int64)
     age = np.maximum(math.floor(p.now) - valid_at, 0)
     recency = np.exp(-math.log(2) * age / 86400.0 / p.half_life_days)
-    slot = np.array([1.0 if p.qslot is not None and scope.slot_family[i] == p.qslot else 0.0 for i in rows]) \
-        if len(rows) else np.zeros(0)
+    slot = np.array([1.0 if scope.slot_family[i] == p.qslot else 0.0 for i in rows]) \
+        if p.qslot is not None else np.zeros(len(rows))
     person = scope.person[rows].astype(np.float64)
     time = time_scores(valid_at, p.periods, p.time_half_life_days)
     # a keyword match counts in proportion to the semantic match (when semantic counts at all: channel
@@ -464,14 +547,12 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     base = (w["semantic"] * semantic.astype(np.float64) + w["keyword"] * keyword[rows] * gate
             + w["entity"] * entity[rows] + w["recency"] * recency + w["slot"] * slot + w["person"] * person + w.get("time", 0.0) * time)
     id_arr = all_ids[rows]
-    best = np.lexsort((id_arr, -base))[0]          # the anchor: best before the episode signal, then id
+    best = _order(base, id_arr, 1)[0]              # the anchor: best before the episode signal, then id
     episode = episode_scores(scope, rows, valid_at, best, p.episode_minutes)
     score = (base + w["episode"] * episode) / sum(w.get(s, 0.0) for s in SIGNAL_WEIGHTS)
-    order = np.lexsort((id_arr, -score))[:int(p.limit)]
-    cols = {"id": id_arr[order].tolist(), "by_semantic": by["semantic"][rows][order],
-            "by_keyword": by["keyword"][rows][order], "by_entity": by["entity"][rows][order],
-            "semantic": semantic[order], "keyword": keyword[rows][order], "bm25": bm25[rows][order],
-            "entity": entity[rows][order], "n_entities": n_ent[rows][order], "recency": recency[order],
-            "slot": slot[order], "person": person[order], "episode": episode[order], "time": time[order],
-            "score": score[order]}
-    return pa.table({f.name: pa.array(cols[f.name], f.type) for f in SCHEMA}, schema=SCHEMA)
+    order = _order(score, id_arr, max(int(p.limit), int(p.feedback_k)))
+    cols = {"id": id_arr, "by_semantic": by["semantic"][rows], "by_keyword": by["keyword"][rows],
+            "by_entity": by["entity"][rows], "semantic": semantic, "keyword": keyword[rows], "bm25": bm25[rows],
+            "entity": entity[rows], "n_entities": n_ent[rows], "recency": recency, "slot": slot, "person": person,
+            "episode": episode, "time": time, "score": score}
+    return rows, order, cols

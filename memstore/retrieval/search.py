@@ -140,7 +140,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     snap = None
     if engine == "numpy" and not (include_superseded or show_expired or as_of is not None):
         snap = _snapshot(db, where, params, posting_scope, scope_params, int(sc.neighbour_window),
-                         float(sc.episode_minutes) * 60e6)
+                         float(sc.episode_minutes) * 60e6, scope_identity(scope))
     if snap is not None:        # a hot scope: no statement at all
         table, recs = snapshot_candidates(snap, query, qvec, q, sc, _fusion_params(sc, w, now, channels, limit),
                                           now, records=records)
@@ -176,6 +176,8 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
                       qtime_months=list(w["_periods"].months), time_half_life_days=float(sc.time_half_life_days),
                       episode_minutes=float(sc.episode_minutes), w_person=w["person"], qtext=query_words(query),
                       conv_lambda=float(sc.conversation_smoothing), nb_window=int(sc.neighbour_window),
+                      fb_k=int(sc.feedback_k), fb_beta=float(sc.feedback_beta),
+                      fb_coherence=float(sc.feedback_coherence),
                       half_life_days=sc.half_life_days, use_sem="semantic" in channels,
                       use_kw="keyword" in channels, use_ent="entity" in channels, limit=int(limit),
                       qvec=qvec, qterms=terms, qforms=list(families), qform_terms=list(families.values()), qent_ids=list(ents), qent_match=[float(v) for v in ents.values()])
@@ -218,7 +220,9 @@ def _fusion_params(sc: Any, w: dict[str, Any], now: dt.datetime, channels: Seque
                         half_life_days=sc.half_life_days, episode_minutes=float(sc.episode_minutes),
                         use={ch: ch in channels for ch in CHANNELS}, limit=int(limit),
                         periods=w["_periods"], time_half_life_days=float(sc.time_half_life_days),
-                        conversation_smoothing=float(sc.conversation_smoothing))
+                        conversation_smoothing=float(sc.conversation_smoothing),
+                        feedback_k=int(sc.feedback_k), feedback_beta=float(sc.feedback_beta),
+                        feedback_coherence=float(sc.feedback_coherence))
 
 
 def snapshot_candidates(snap: Snapshot, query: str, qvec: np.ndarray, q: Any, sc: Any, fp: FusionParams,
@@ -280,28 +284,50 @@ def snapshot_key(where: str, params: dict[str, Any], posting_scope: str) -> Any:
 
 def filter_key(filters: Any) -> Any:
     """snapshot_key of search filters as given (the compiled filter; InvalidInputError when bad)."""
+    return filter_key_identity(filters)[0]
+
+
+def filter_key_identity(filters: Any) -> tuple[Any, tuple[tuple[str, str], ...]]:
+    """(filter_key, scope_identity) of search filters as given."""
     where, params, scope = _compile(filters)
-    return snapshot_key(where, params, _posting_scope(scope)[0])
+    return snapshot_key(where, params, _posting_scope(scope)[0]), scope_identity(scope)
+
+
+def scope_identity(scope: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The (key, value) identity pairs a compiled filter's scope requires, in IDENTITY_KEYS order
+    (what ScopeCache.unchanged_since matches changed scopes against).
+
+    >>> scope_identity({"run_id": "r1", "user_id": "ana"})
+    (('user_id', 'ana'), ('run_id', 'r1'))
+    """
+    return tuple((k, scope[k]) for k in IDENTITY_KEYS if isinstance(scope.get(k), str))
 
 
 def _snapshot(db: Database, where: str, params: dict[str, Any], posting_scope: str,
               scope_params: dict[str, Any], neighbour_window: int = 0,
-              neighbour_gap_us: float = float("inf")) -> Snapshot | None:
-    """The filter's search snapshot when valid (built on its second search in a cache generation),
-    else None: memstore/retrieval/snapshot.py."""
+              neighbour_gap_us: float = float("inf"), identity: tuple[tuple[str, str], ...] = ()) -> Snapshot | None:
+    """The filter's search snapshot when valid (built on its second search while nothing in its
+    scope changed), else None: memstore/retrieval/snapshot.py. `identity`: scope_identity of the
+    filter (writes to other scopes leave its snapshot valid)."""
     key = snapshot_key(where, params, posting_scope)
     if db.scope_cache.max_rows <= 0 or key is None:
         return None
     store = snapshots_for(db.scope_cache)
-    gen = db.scope_cache.current_generation(db)
-    snap = store.lookup(key, gen)
-    if snap is None and store.want(key, gen):
+    cache = db.scope_cache
+    gen = cache.current_generation(db)
+
+    def still_valid(since: int) -> bool:
+        return cache.unchanged_since(db, since, identity)
+
+    snap = store.lookup(key, gen, still_valid)
+    if snap is None and store.want(key, gen, still_valid):
         snap_where = f"({where}) AND (m.invalidated_at IS NULL)"
         snap = build_snapshot(db, where=snap_where, params=_bound(snap_where, params), posting_scope=posting_scope,
                               posting_scope_e=re.sub(r"\bp\.", "e.", posting_scope), scope_params=scope_params,
                               generation=gen, neighbour_window=neighbour_window,
                               neighbour_gap_us=neighbour_gap_us)
         if snap is not None:
+            snap.identity = identity
             store.put(key, snap)
     return snap
 

@@ -4,9 +4,11 @@ SQL statement at all (query embedding, analysis and NumPy fusion only).
 A snapshot holds what memstore/retrieval/candidates.py reads per search, for the whole filtered
 scope instead of the query's terms: the scope's current rows (fusion columns and the result records),
 every keyword and entity posting of the scope, and the unit vectors (from the scope cache). It is
-keyed by the compiled filter and its parameters and is valid while the store's scope cache
-generation is unchanged: every add, every other write and any change of the store files behind
-memstore's back bumps it (memstore/store/scope_cache.py), and the next search reads the store again.
+keyed by the compiled filter and its parameters and is valid while no change since its scope cache
+generation touched a scope the filter covers: every add, every other write and any change of the
+store files behind memstore's back bumps the generation (memstore/store/scope_cache.py), adds and
+declared writes with the scopes they changed, and the next search of a changed scope reads the
+store again (`ScopeCache.unchanged_since`).
 Expiry is applied per search (`now` moves on); superseded, as_of and show_expired searches do not use
 snapshots. A filter is snapshotted on its second search within one generation (one-off scopes of a
 large store keep the cheaper query-term statements), and only when the scope holds at most
@@ -26,6 +28,7 @@ import collections
 import threading
 import weakref
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,6 +74,9 @@ class Snapshot:
     ent: dict[str, np.ndarray]                      # entity id -> rows
 
     _records: dict[str, dict[str, Any]] | None = None
+    # (key, value) pairs of user_id / agent_id / run_id the filter requires: a later write to a scope
+    # they rule out leaves the snapshot valid (ScopeCache.unchanged_since); () for any scope
+    identity: tuple[tuple[str, str], ...] = ()
 
     @property
     def n(self) -> int:
@@ -108,7 +114,7 @@ class Snapshot:
             return Scope(ids=self.ids, doc_len=self.doc_len, valid_at=self.valid_at, slot_family=self.slot_family,
                          person=person, cosine=cos, episode_key=self.episode_key,
                          time_stated=self.time_stated, conv_group=self.conv_group,
-                         conv_dot=self.conv_dot, neighbours=nb), self.table, None
+                         conv_dot=self.conv_dot, neighbours=nb, vecs=self.vecs), self.table, None
         row_map = np.full(self.n + 1, -1, np.int64)
         row_map[keep] = np.arange(len(keep))
         group = conversation_groups([self.episode_key[i] for i in keep])
@@ -119,7 +125,7 @@ class Snapshot:
                       conv_group=group, conv_dot=conversation_dot(self.vecs[keep], group),
                       neighbours=None if cos is None else _neighbours(self.vecs[keep], group, self.valid_us[keep],
                                                                       ids, neighbour_window, neighbour_gap_us),
-                      cosine=None if cos is None else cos[keep])
+                      cosine=None if cos is None else cos[keep], vecs=None if cos is None else self.vecs[keep])
         return scope, self.table.take(pa.array(keep)), row_map
 
     def hits(self, terms: list[str], entities: dict[str, float], row_map: np.ndarray | None) -> Hits:
@@ -151,25 +157,33 @@ class SnapshotStore:
         self.seen: collections.OrderedDict[Any, int] = collections.OrderedDict()
         self.stats: collections.Counter = collections.Counter()
 
-    def lookup(self, key: Any, generation: int) -> Snapshot | None:
+    def lookup(self, key: Any, generation: int, still_valid: Callable[[int], bool] | None = None) -> Snapshot | None:
+        """The filter's snapshot if it is of `generation`, or of an older one that `still_valid`
+        vouches for (nothing it covers changed since: ScopeCache.unchanged_since)."""
         with self.lock:
             snap = self.snaps.get(key)
-            if snap is None or snap.generation != generation:
-                return None
-            self.snaps.move_to_end(key)
+        if snap is None or (snap.generation != generation
+                            and (still_valid is None or not still_valid(snap.generation))):
+            return None
+        with self.lock:
+            if key in self.snaps:
+                self.snaps.move_to_end(key)
             self.stats["hits"] += 1
-            return snap
+        return snap
 
     def peek(self, key: Any) -> Snapshot | None:
         """The filter's snapshot of whatever generation, or None (no use counted)."""
         with self.lock:
             return self.snaps.get(key)
 
-    def want(self, key: Any, generation: int) -> bool:
-        """True when this filter was searched before in this generation (worth a snapshot)."""
+    def want(self, key: Any, generation: int, still_valid: Callable[[int], bool] | None = None) -> bool:
+        """True when this filter was searched before in this generation, or in an older one that
+        `still_valid` vouches for (worth a snapshot)."""
         with self.lock:
-            if self.seen.get(key) == generation:
-                return True
+            seen = self.seen.get(key)
+        if seen is not None and (seen == generation or (still_valid is not None and still_valid(seen))):
+            return True
+        with self.lock:
             self.seen[key] = generation
             self.seen.move_to_end(key)
             while len(self.seen) > 4096:

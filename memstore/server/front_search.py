@@ -8,15 +8,18 @@ search the owner still answers one small message, so that tokens and writes stay
 
     front ── ("snap", authorization, args, kwargs, vector, key, generation held) ──► owner
     owner: verify the token, confine the call as `search` does, compile its filter's key;
-           same key and the generation still current ─► ("fresh",)     the front searches its copy
+           same key, and no write since the copy's generation
+           touched a scope the filter covers           ─► ("fresh",)     the front searches its copy
            otherwise: run the search as before       ─► ("searched", result, key, scope, snapshot)
 
 The snapshot comes with a "searched" answer when the owner holds a current one for that filter
 (built on a filter's second search in a generation, as for its own searches) that has outlived
 SEND_AFTER more searches (under a stream of writes a copy would be stale before its use); the front
 keeps it, least recently used first, up to snapshot.TOTAL_ROWS rows. Every write bumps the
-generation before it is acknowledged, so a search after an acknowledged add, through any front,
-finds its snapshot stale and is run by the owner: read-your-writes holds. A revoked token is
+generation before it is acknowledged and says which scopes it changed (a write that does not say
+changes all), so a search after an acknowledged add, through any front, finds its scope's snapshot
+stale and is run by the owner: read-your-writes holds; copies of other scopes stay in use
+(ScopeCache.unchanged_since). A revoked token is
 refused by the owner on its next search. A scoped token's call is confined by the owner; the
 front searches a copy only when the owner says the confined call's key is the copy's key, so a
 token reads no other scope through a copy. Searches that snapshots do not serve (as_of,
@@ -36,7 +39,7 @@ import threading
 import time
 from typing import Any
 
-from memstore.retrieval.search import filter_key, snapshot_search
+from memstore.retrieval.search import filter_key_identity, snapshot_search
 from memstore.retrieval.snapshot import Snapshot, SnapshotStore, snapshots_for
 from memstore.server.query_vectors import given
 from memstore.server.scoped_memory import confine
@@ -57,15 +60,20 @@ def snappable(kwargs: dict[str, Any], args: tuple = ()) -> bool:
 def call_key(kwargs: dict[str, Any], args: tuple = ()) -> Any:
     """The snapshot key of a `search(*args, **kwargs)` call, or None when its search never reads a
     snapshot (or its arguments are wrong: the owner's search then says so)."""
+    return call_key_identity(kwargs, args)[0]
+
+
+def call_key_identity(kwargs: dict[str, Any], args: tuple = ()) -> tuple[Any, tuple]:
+    """(call_key, the scope identity its filter requires: retrieval/search.py scope_identity)."""
     from memstore.memory import _merge_identity
 
     if not snappable(kwargs, args):
-        return None
+        return None, ()
     try:
-        return filter_key(_merge_identity(kwargs.get("filters"), kwargs.get("user_id"), kwargs.get("agent_id"),
-                                          kwargs.get("run_id")))
+        return filter_key_identity(_merge_identity(kwargs.get("filters"), kwargs.get("user_id"),
+                                                   kwargs.get("agent_id"), kwargs.get("run_id")))
     except Exception:  # noqa: BLE001 - a bad filter: the owner's search raises the right error
-        return None
+        return None, ()
 
 
 class SnapshotDoor:
@@ -82,10 +90,12 @@ class SnapshotDoor:
                held: int | None) -> tuple:
         grant = guarded._grant_of()
         c_args, c_kwargs = guarded.admit("search", tuple(args), kwargs)     # the owner's confinement
-        mine = call_key(c_kwargs, c_args)
+        mine, identity = call_key_identity(c_kwargs, c_args)
         db = self.memory._rt.db
-        if mine is not None and held is not None and mine == key \
-                and held == db.scope_cache.current_generation(db):
+        cache = db.scope_cache
+        # the front's copy is current when no write since its generation touched a scope the
+        # filter covers (writes to other scopes leave it valid)
+        if mine is not None and held is not None and mine == key and cache.unchanged_since(db, held, identity):
             self.stats["fresh"] += 1
             return ("fresh",)
         self.stats["searched"] += 1
@@ -95,7 +105,7 @@ class SnapshotDoor:
         if mine is not None:
             snap = snapshots_for(db.scope_cache).peek(mine)
             if snap is not None and snap.generation != held \
-                    and snap.generation == db.scope_cache.current_generation(db) and self._lasts(mine, snap.generation):
+                    and cache.unchanged_since(db, snap.generation, identity) and self._lasts(mine, snap.generation):
                 data = self._pack(mine, snap)
         return ("searched", result, mine, _ADMIN if grant.admin else dict(grant.scope), data)
 

@@ -516,7 +516,8 @@ class Database:
         """Say which scopes' memories this transaction changes (delete, update, purge, resolve):
         its COMMIT then drops only their copies in the scope cache, not every scope's. Work that
         does not say drops everything; so does a declaration inside a joined (nested) transaction,
-        whose outer work may change more."""
+        whose outer work may change more. The add family (`cache_follows`) keeps the copies and
+        says its scopes so that search snapshots of the other scopes stay valid."""
         keys = set(scope_keys)
         if not self.in_transaction:
             self.scope_cache.changed(self, keys)
@@ -567,8 +568,9 @@ class Database:
                         con.execute("COMMIT")
                         if unseen:
                             self.scope_cache.invalidate()
-                        else:
-                            self.scope_cache.after_commit(self)
+                        else:       # the scopes the adds declared (search snapshots of others stay valid)
+                            self.scope_cache.after_commit(
+                                self, None if self._local.undeclared else self._local.changed)
                 else:
                     con.execute("COMMIT")
                 if not (keeps_cache or cache_follows):

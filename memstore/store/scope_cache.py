@@ -36,6 +36,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from memstore.core.identity import scope_matches
+
 
 class Database(Protocol):
     """What the cache reads from the store it belongs to (`memstore.store.database.Database` is
@@ -52,6 +54,7 @@ class Database(Protocol):
 
     def rows(self, name: str, params: Any = None, **kw: Any) -> list[Any]: ...
 
+CHANGE_LOG = 4096          # generations whose changed scopes are remembered (unchanged_since)
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
 # Python objects per cached memory beyond its vector and text: id and hash strings (~140 bytes),
 # list slots, by_id / by_hash dict entries and tuples, expiry and alive (~200 bytes, tracemalloc).
@@ -210,8 +213,52 @@ class ScopeCache:
         self.fingerprint: tuple | None = None
         self.stats = collections.Counter()
         # bumped by every change this cache sees (add, invalidation, a write behind our back):
-        # derived copies (the search snapshots, memstore/retrieval/snapshot.py) are valid while it holds
+        # derived copies (the search snapshots, memstore/retrieval/snapshot.py) are valid while it
+        # holds, or while no change since names a scope they cover (`unchanged_since`)
         self.generation = 0
+        # (generation, the scope keys that commit changed, or None: any) of the last CHANGE_LOG bumps
+        self.changes: collections.deque[tuple[int, frozenset[str] | None]] = collections.deque(maxlen=CHANGE_LOG)
+        self._verified: dict[tuple, int] = {}    # (since, identity) -> the generation checked up to
+
+    def _bump(self, scope_keys: Any = None) -> None:
+        self.generation += 1
+        self.changes.append((self.generation, None if scope_keys is None else frozenset(scope_keys)))
+
+    def unchanged_since(self, db: Database, since: int, identity: tuple[tuple[str, str], ...] | None) -> bool:
+        """Did no change since generation `since` touch a scope whose memories a filter requiring
+        `identity` ((key, value) pairs of user_id / agent_id / run_id; None or empty: any scope)
+        can match? A change that did not say its scopes (None) touches every scope; changes older
+        than the log are not known, so the answer is then no.
+
+        >>> from memstore.store.database import Database
+        >>> db = Database(":memory:", dim=2, embedder="t")
+        >>> c = db.scope_cache; g = c.current_generation(db)
+        >>> c.after_commit(db, {"u=bo|a=|r="})
+        >>> c.unchanged_since(db, g, (("user_id", "ana"),)), c.unchanged_since(db, g, (("user_id", "bo"),))
+        (True, False)
+        """
+        with self.lock:
+            self._check_files(db)
+            now = self.generation
+            if since == now:
+                return True
+            if since > now or not identity:
+                return False
+            memo = (since, identity)
+            start = self._verified.get(memo, since)
+            if start == now:
+                return True
+            if not self.changes or self.changes[0][0] > start + 1:
+                return False                      # the log does not reach back that far
+            for gen, keys in reversed(self.changes):
+                if gen <= start:
+                    break
+                if keys is None or any(scope_matches(k, identity) for k in keys):
+                    return False
+            if len(self._verified) > 4096:
+                self._verified.clear()
+            self._verified[memo] = now
+            return True
 
     # -- validity ---------------------------------------------------------------------------------
     def invalidate(self) -> None:
@@ -220,7 +267,7 @@ class ScopeCache:
             self.known_entities.clear()
             self.add_messages.clear()
             self.fingerprint = None
-            self.generation += 1
+            self._bump()
             self.stats["invalidations"] += 1
 
     def _check_files(self, db: Database) -> None:
@@ -237,7 +284,7 @@ class ScopeCache:
                 self.add_messages.clear()
                 self.stats["file_changes"] += 1
             self.fingerprint = fp
-            self.generation += 1
+            self._bump()
 
     def changed(self, db: Database, scope_keys: set[str]) -> None:
         """A commit changed these scopes' memories (and maybe entities) and nothing else the cache
@@ -248,17 +295,19 @@ class ScopeCache:
                 self.add_messages.pop(key, None)
             self.known_entities.clear()          # a delete may remove entities no memory names any more
             self.stats["scope_changes"] += 1
-            self.after_commit(db)
+            self.after_commit(db, scope_keys)
 
     def files_unchanged(self, db: Database) -> bool:
         """Are the store files as this cache last recorded them (no write it did not see)?"""
         fp = file_fingerprint(db.path)
         return fp is None or fp == self.fingerprint
 
-    def after_commit(self, db: Database) -> None:
-        """Record the files as our own add left them."""
-        self.fingerprint = file_fingerprint(db.path)
-        self.generation += 1
+    def after_commit(self, db: Database, scope_keys: Any = None) -> None:
+        """Record the files as our own commit left them; `scope_keys`: the scopes it changed (None:
+        not said, any scope)."""
+        with self.lock:
+            self.fingerprint = file_fingerprint(db.path)
+            self._bump(scope_keys)
 
     def current_generation(self, db: Database) -> int:
         """The generation after checking the store files (a write we did not see bumps it)."""

@@ -103,6 +103,9 @@ class _UnitWriter:
             with write_unit(self.db, step, cache_follows=True):
                 yield self
                 self.flush()
+                # every scope the unit wrote went through entry() (its adds, what they closed):
+                # search snapshots of the other scopes stay valid across this commit
+                self.db.scopes_changed(self._entries)
         finally:
             self._reset()
 

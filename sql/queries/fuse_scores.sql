@@ -12,7 +12,8 @@
 --   $qent_ids, $qent_match     entities found in the query, with match strength in [0,1]
 -- Parameters: $candidate_k, $k1, $b, $hub_damping, $w_sem, $w_kw, $w_ent, $w_rec, $half_life_days, $conv_lambda, $nb_window,
 --   $now, $use_sem, $use_kw, $use_ent, $qslot, $w_slot, $w_person, $qtext, $w_ep, $episode_minutes,
---   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit.
+--   $w_time, $qtime_start, $qtime_end (epoch seconds), $qtime_months, $time_half_life_days, $limit,
+--   $fb_k, $fb_beta, $fb_coherence.
 --
 -- Every signal is in [0, 1] and the fused score is a weighted mean with a FIXED denominator
 -- (w_sem + w_kw + w_ent + w_rec + w_slot + w_person + w_ep + w_time): a memory's score never depends
@@ -59,6 +60,10 @@
 --              month of the memory's year, the year before and after): exp(-ln 2 * days between the
 --              memory's time and the nearest period / $time_half_life_days), 1 inside one; 0 and
 --              $w_time = 0 for a query that names none (like slot). It counts before the episode anchor.
+-- Feedback (pseudo-relevance, Rocchio): when the first pass's best $fb_k results agree (mean pairwise
+-- cosine >= $fb_coherence), a second pass reads the semantic signal (and its candidates) from
+-- q + $fb_beta m, m their mean unit vector: cosine (q.v + beta m.v) / |q + beta m|, smoothed as above;
+-- every other signal is the first pass's. When they do not agree, the first pass is the answer.
 WITH scope AS MATERIALIZED (
     -- one scan of the scope's memories serves every channel (the cosine only when semantic is on)
     SELECT m.id, m.doc_len, m.created_at, m.valid_from, coalesce(m.valid_from, m.created_at) AS valid_at,
@@ -104,7 +109,7 @@ alone_placed AS (
 ),
 nb_pairs AS (
     -- each of them with those within $nb_window places in its run (itself included)
-    SELECT a.id, a.embedding AS own, b.cosine, b.embedding
+    SELECT a.id, a.embedding AS own, b.id AS bid, b.cosine, b.embedding
     FROM alone a JOIN alone b ON b.run = a.run AND b.pos BETWEEN a.pos - $nb_window AND a.pos + $nb_window
     WHERE (SELECT count(*) FROM alone) > 1
 ),
@@ -206,10 +211,9 @@ candidates AS (
     )
     GROUP BY id
 ),
-scored AS (
-    SELECT c.id, c.by_semantic, c.by_keyword, c.by_entity,
-           greatest(coalesce(sem.cosine, 0), 0) AS semantic,
-           coalesce(kw.keyword, 0) AS keyword, coalesce(kw.bm25, 0) AS bm25,
+sig AS (
+    -- the signals that do not read the query vector, for every scope row (both passes read them)
+    SELECT s.id, coalesce(kw.keyword, 0) AS keyword, coalesce(kw.bm25, 0) AS bm25,
            coalesce(ent.entity, 0) AS entity, coalesce(ent.n_entities, 0) AS n_entities,
            exp(-ln(2) * greatest(date_diff('second', s.valid_at, $now), 0)
                / 86400.0 / $half_life_days) AS recency,
@@ -224,12 +228,17 @@ scored AS (
                        s.t - epoch(make_timestamp(year(s.valid_at) + dy, mo, 1, 0, 0, 0) + INTERVAL 1 MONTH)::BIGINT,
                        0) / 86400.0 / $time_half_life_days))))), 0))::DOUBLE AS time,
            s.valid_at, s.episode_key, s.time_stated, al.pos AS nb_pos, al.run AS nb_run
+    FROM scope s
+    LEFT JOIN alone_placed al ON al.id = s.id
+    LEFT JOIN kw ON kw.id = s.id
+    LEFT JOIN ent ON ent.id = s.id
+),
+scored AS (
+    SELECT c.id, c.by_semantic, c.by_keyword, c.by_entity, greatest(coalesce(sem.cosine, 0), 0) AS semantic,
+           g.* EXCLUDE (id)
     FROM candidates c
-    JOIN scope s ON s.id = c.id
-    LEFT JOIN alone_placed al ON al.id = c.id
+    JOIN sig g ON g.id = c.id
     LEFT JOIN sem ON sem.id = c.id
-    LEFT JOIN kw ON kw.id = c.id
-    LEFT JOIN ent ON ent.id = c.id
 ),
 base AS (
     SELECT *, $w_sem * semantic + $w_kw * keyword * CASE WHEN $use_sem AND $w_sem > 0 THEN semantic ELSE 1 END + $w_ent * entity + $w_rec * recency + $w_slot * slot
@@ -252,10 +261,103 @@ episodic AS (
                 THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
            b.time
     FROM base b CROSS JOIN anchor a
+),
+pass1 AS (
+    SELECT * EXCLUDE (base_sum),
+           (base_sum + $w_ep * episode)
+           / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
+    FROM episodic
+),
+fb AS (
+    -- feedback: the first pass's best $fb_k
+    SELECT p.id, s.embedding, s.cosine FROM pass1 p JOIN scope s ON s.id = p.id
+    WHERE $use_sem ORDER BY p.score DESC, p.id LIMIT $fb_k
+),
+fb_gate AS (
+    -- a second pass only when they agree (mean pairwise cosine >= $fb_coherence); |q + beta m| with
+    -- m their mean unit vector: 1 + 2 beta q.m + beta^2 |m|^2, |m|^2 the mean over all their pairs
+    SELECT (SELECT count(*) FROM fb) >= 2 AND $fb_beta > 0
+           AND coalesce(avg(CASE WHEN a.id <> b.id THEN array_cosine_similarity(a.embedding, b.embedding) END)
+                        >= $fb_coherence, false) AS go,
+           sqrt(greatest(1 + 2 * $fb_beta * (SELECT avg(cosine) FROM fb)
+                         + $fb_beta * $fb_beta * avg(array_cosine_similarity(a.embedding, b.embedding)), 1e-12)) AS norm
+    FROM fb a CROSS JOIN fb b
+),
+fb_cos AS (
+    -- every scope row's cosine with q + $fb_beta m (q a unit vector): (q.v + beta m.v) / |q + beta m|
+    SELECT s.id, s.episode_key,
+           ((s.cosine + $fb_beta * avg(array_cosine_similarity(s.embedding, f.embedding))) / any_value(g.norm))::FLOAT
+               AS cosine
+    FROM scope s CROSS JOIN fb f CROSS JOIN fb_gate g
+    WHERE g.go
+    GROUP BY s.id, s.episode_key, s.cosine
+),
+conv2 AS (
+    SELECT episode_key, avg(cosine) AS q_dot_c FROM fb_cos GROUP BY episode_key
+),
+nb2 AS (
+    SELECT p.id, avg(f.cosine) AS q_dot_c FROM nb_pairs p JOIN fb_cos f ON f.id = p.bid GROUP BY p.id
+),
+sem2 AS (
+    -- the smoothing of sem on the feedback cosine
+    SELECT s.id, CASE WHEN $conv_lambda > 0 AND n.id IS NOT NULL
+                      THEN ((s.cosine + $conv_lambda * n2.q_dot_c)
+                            / sqrt(greatest(1 + 2 * $conv_lambda * n.v_dot_c + $conv_lambda * $conv_lambda * n.c_sq,
+                                            1e-12)))::FLOAT
+                      WHEN $conv_lambda > 0 AND c.episode_key IS NOT NULL
+                      THEN ((s.cosine + $conv_lambda * c2.q_dot_c)
+                            / sqrt(greatest(1 + 2 * $conv_lambda * d.conv_dot + $conv_lambda * $conv_lambda * c.c_sq,
+                                            1e-12)))::FLOAT
+                      ELSE s.cosine END AS cosine
+    FROM fb_cos s
+    LEFT JOIN conv_dot d ON d.id = s.id
+    LEFT JOIN conv c ON c.episode_key = s.episode_key
+    LEFT JOIN conv2 c2 ON c2.episode_key = s.episode_key
+    LEFT JOIN nb n ON n.id = s.id
+    LEFT JOIN nb2 n2 ON n2.id = s.id
+),
+sem2_top AS (
+    SELECT id FROM sem2 ORDER BY cosine DESC, id LIMIT $candidate_k
+),
+candidates2 AS (
+    SELECT id, bool_or(ch = 'semantic') AS by_semantic, bool_or(ch = 'keyword') AS by_keyword,
+           bool_or(ch = 'entity') AS by_entity
+    FROM (
+        SELECT id, 'semantic' AS ch FROM sem2_top
+        UNION ALL SELECT id, 'keyword' FROM kw_top
+        UNION ALL SELECT id, 'entity' FROM ent_top
+    )
+    GROUP BY id
+),
+base2 AS (
+    SELECT *, $w_sem * semantic + $w_kw * keyword * CASE WHEN $use_sem AND $w_sem > 0 THEN semantic ELSE 1 END + $w_ent * entity + $w_rec * recency + $w_slot * slot
+              + $w_person * person + $w_time * time AS base_sum
+    FROM (SELECT c.id, c.by_semantic, c.by_keyword, c.by_entity, greatest(coalesce(sem2.cosine, 0), 0) AS semantic,
+                 g.* EXCLUDE (id)
+          FROM candidates2 c
+          JOIN sig g ON g.id = c.id
+          LEFT JOIN sem2 ON sem2.id = c.id)
+),
+anchor2 AS (
+    SELECT valid_at AS anchor_at, episode_key AS anchor_key, time_stated AS anchor_stated, nb_pos AS anchor_pos,
+           nb_run AS anchor_run
+    FROM base2 ORDER BY base_sum DESC, id LIMIT 1
+),
+pass2 AS (
+    SELECT b.* EXCLUDE (base_sum, valid_at, episode_key, time_stated, time, nb_pos, nb_run),
+           CASE WHEN b.episode_key = a.anchor_key
+                  OR (b.time_stated AND a.anchor_stated
+                      AND abs(date_diff('second', b.valid_at, a.anchor_at)) <= $episode_minutes * 60)
+                  OR (b.nb_run = a.anchor_run AND abs(b.nb_pos - a.anchor_pos) <= $nb_window)
+                THEN 1.0::DOUBLE ELSE 0.0::DOUBLE END AS episode,
+           b.time,
+           (b.base_sum + $w_ep * episode)
+           / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
+    FROM base2 b CROSS JOIN anchor2 a
+    WHERE (SELECT go FROM fb_gate)
 )
-SELECT * EXCLUDE (base_sum),
-       (base_sum + $w_ep * episode)
-       / ($w_sem + $w_kw + $w_ent + $w_rec + $w_slot + $w_person + $w_ep + $w_time) AS score
-FROM episodic
+SELECT * FROM pass1 WHERE NOT (SELECT go FROM fb_gate)
+UNION ALL
+SELECT * FROM pass2
 ORDER BY score DESC, id
 LIMIT $limit;
