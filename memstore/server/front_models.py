@@ -4,9 +4,10 @@ A front's request threads share one process and one GIL, so preparing their adds
 gains nothing; preparing them together does: one thread takes every add that is ready and runs
 `workers.prepare_batch` on them, the offline extractor's sentences in one spaCy pass, the facts'
 analysis in another, one embedding call (a short text costs spaCy far less inside a batch: ~0.7
-against ~1.7 ms a sentence with 4 together). Nothing waits for a batch to fill: a batch is what
-queued while the previous one ran, as in the owner's group commit. Results are the ones each add
-gets alone (the same docs, tags and parses; `prepare_models` is what the group commit runs).
+against ~1.7 ms a sentence with 4 together). A batch is what queued while the previous one ran,
+plus the adds on their way here (`coming`) for at most 5 ms, as in the owner's group commit.
+Results are the ones each add gets alone (the same docs, tags and parses; `prepare_models` is what
+the group commit runs).
 
 An LLM extractor's call waits on the network, so with one the request thread extracts and only the
 spaCy and embedding steps are batched.
