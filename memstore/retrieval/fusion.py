@@ -475,7 +475,10 @@ def feedback_cosine(cos: np.ndarray, vecs: np.ndarray, top: np.ndarray, beta: fl
         return None
     m = t.mean(axis=0)
     norm = math.sqrt(max(1 + 2 * beta * float(cos[top].astype(np.float64).mean()) + beta * beta * float(m @ m), 1e-12))
-    return ((cos.astype(np.float64) + beta * (vecs @ m.astype(np.float32)).astype(np.float64)) / norm).astype(np.float32)
+    # einsum, not BLAS: a row's product must not depend on where the row lies in the scope (BLAS
+    # kernels sum a row's tail differently by position: a re-cluster moved scores in the 8th digit)
+    mv = np.einsum("ij,j->i", vecs, m.astype(np.float32)).astype(np.float64)
+    return ((cos.astype(np.float64) + beta * mv) / norm).astype(np.float32)
 
 
 def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
