@@ -183,3 +183,13 @@ def test_the_corpus_is_complete_and_the_dev_part_scores(ex):
     assert all(g.kind in ("state", "event", "transient") for c in dev + held for g in c.facts)
     res = bench.score(dev, ex)                 # the held-out part is scored by the bench only
     assert res["precision"] >= 0.9 and res["recall"] >= 0.9 and res["kind_accuracy"] >= 0.9
+
+
+def test_an_emphatic_myself_is_dropped_a_reflexive_object_kept(ex):
+    texts = {f.text if hasattr(f, "text") else f[0] for f in facts(ex, "I prefer jazz myself. I built the shed myself.")}
+    assert "Alice prefers jazz" in texts, texts
+    assert "Alice built the shed" in texts, texts
+    assert not any(t.endswith("Alice") for t in texts), texts
+    # an object: the reflexive stays (as the speaker's name)
+    assert any("taught Alice Spanish" in (f.text if hasattr(f, "text") else f[0])
+               for f in facts(ex, "I taught myself Spanish."))

@@ -18,7 +18,7 @@ transient state ("in Lisbon this week", "sick today").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memstore.extraction.time_phrases import SHORT_SCOPE
@@ -66,6 +66,7 @@ class Tok:
     whitespace_: str = " "
     tag_: str = ""
     lemma_: str = ""
+    emphatic: bool = False      # an emphatic "myself" ("I did it myself"): the rewrite drops it
 
 
 @dataclass
@@ -96,7 +97,28 @@ def text(toks: list[Tok]) -> str:
 
 
 def _tok(t: Any, text_: str | None = None, ws: str | None = None) -> Tok:
-    return Tok(t.text if text_ is None else text_, t.whitespace_ if ws is None else ws, t.tag_, t.lemma_.lower())
+    return Tok(t.text if text_ is None else text_, t.whitespace_ if ws is None else ws, t.tag_, t.lemma_.lower(),
+               t.lower_ in ("myself", "ourselves") and _emphatic(t))
+
+
+def _emphatic(tok: Any) -> bool:
+    """Is this "myself" emphatic ("I did it myself", "I myself prefer tea"), not an object ("I hurt
+    myself", "I taught myself Spanish")? The parse says so (npadvmod, appos), or it is a second
+    direct object of its verb after a noun ("I built the shed myself").
+
+    >>> from types import SimpleNamespace as T
+    >>> verb = T(children=[])
+    >>> shed, me = T(dep_="dobj", i=3), T(dep_="dobj", i=4, head=verb)
+    >>> verb.children = [shed, me]
+    >>> _emphatic(T(dep_="npadvmod")), _emphatic(T(dep_="dative")), _emphatic(me)
+    (True, False, True)
+    """
+    dep = getattr(tok, "dep_", "")
+    if dep in ("npadvmod", "appos", "advmod"):
+        return True
+    if dep == "dobj":
+        return any(c.dep_ == "dobj" and c.i < tok.i for c in tok.head.children)
+    return False
 
 
 def _is_predicate(t: Any) -> bool:
@@ -302,7 +324,7 @@ class _Finder:
         while toks and toks[0].tag_ in (".", ",", ":", "HYPH", "NFP", "CC"):
             toks.pop(0)
         if toks:
-            toks[-1] = Tok(toks[-1].text, "", toks[-1].tag_, toks[-1].lemma_)
+            toks[-1] = replace(toks[-1], whitespace_="")
         return toks
 
     @staticmethod

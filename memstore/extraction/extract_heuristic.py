@@ -281,6 +281,10 @@ class HeuristicExtractor:
                         continue
             elif low in ("my", "mine"):
                 parts.append(f"{who}'s" + ws)
+            elif low in ("myself", "ourselves") and getattr(tok, "emphatic", False):   # a Tok of a parsed clause
+                # "I prefer jazz myself" -> "Alice prefers jazz", not "... jazz Alice"
+                if parts:
+                    parts[-1] = parts[-1].rstrip() + ws
             elif low in ("me", "myself"):
                 parts.append(who + ws)
             else:
