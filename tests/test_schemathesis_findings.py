@@ -131,3 +131,23 @@ def test_checkpoint_waits_then_says_busy(memory, monkeypatch):
         t.join()
     assert isinstance(memory.scrub(), dict)        # the writer gone: it runs, and finishes the erasure
     assert memory.erasure_receipts(user_id="gone")[-1]["verified"] is True
+
+
+def test_an_add_of_tool_calls_only_is_invalid_in_the_document(client):
+    """Found by schemathesis (seed 2): a lone assistant message that only calls tools was
+    schema-valid, yet add() refuses it (nothing to remember): the document now says so, and a
+    procedural add (an agent's run) may still be tool calls only."""
+    import jsonschema
+
+    doc = client.get("/openapi.json").json()
+    body = doc["paths"]["/v1/add"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    check = jsonschema.Draft202012Validator({**body, "components": doc["components"]})
+    only_tools = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "lookup"}}]}
+    bad = {"kwargs": {"messages": only_tools, "user_id": "alice"}}
+    mixed = {"kwargs": {"messages": [only_tools, {"role": "user", "content": "I like tea"}], "user_id": "alice"}}
+    procedural = {"kwargs": {"messages": [only_tools], "agent_id": "bot", "memory_type": "procedural_memory"}}
+    assert not check.is_valid(bad) and not check.is_valid({"kwargs": {"messages": [only_tools], "user_id": "a"}})
+    assert check.is_valid(mixed) and check.is_valid(procedural)
+    assert check.is_valid({"kwargs": {"messages": "I like tea", "user_id": "alice"}})
+    answer = client.post("/v1/add", json=bad)          # still refused, with the reason
+    assert answer.status_code == 400 and "nothing to remember" in answer.json()["error"]["message"]

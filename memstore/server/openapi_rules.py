@@ -212,6 +212,13 @@ def argument_type(method: str, name: str, default: Any) -> Any:
     return _BY_METHOD.get((method, name), _BY_NAME.get(name))
 
 
+# add()'s messages hold some content unless the add records an agent's run (procedural): messages
+# that only call tools are "nothing to remember" (message_shapes.py), a 400 the document must predict
+_WITH_CONTENT = {"type": "object", "required": ["content"], "properties": {"content": {"not": {"type": "null"}}}}
+SOMETHING_TO_REMEMBER: Dict[str, Any] = {"anyOf": [{"type": "string"}, _WITH_CONTENT,
+                                                    {"type": "array", "contains": _WITH_CONTENT}]}
+
+
 def _identity_alternatives(method: str) -> list[dict[str, Any]]:
     name = {"$ref": "#/components/schemas/IdentityValue"}
     out = [{"required": [k], "properties": {k: name}} for k in IDENTITY_KEYS]
@@ -225,11 +232,12 @@ def _identity_alternatives(method: str) -> list[dict[str, Any]]:
 def request_rules(method: str) -> dict[str, Any]:
     """JSON Schema to add to `method`'s arguments model (checked by the library, not by pydantic:
     a token that carries a scope calls without naming it)."""
-    if method == "add":     # and a procedural memory is an agent's
+    if method == "add":     # and a procedural memory is an agent's; any other add needs some content
         return {**request_rules("timeline"), "if": {"required": ["memory_type"],
                                                     "properties": {"memory_type": {"const": "procedural_memory"}}},
                 "then": {"required": ["agent_id"],
-                         "properties": {"agent_id": {"$ref": "#/components/schemas/IdentityValue"}}}}
+                         "properties": {"agent_id": {"$ref": "#/components/schemas/IdentityValue"}}},
+                "else": {"properties": {"messages": SOMETHING_TO_REMEMBER}}}
     if method in IDENTITY_REQUIRED or method in IDENTITY_OR_FILTERS:
         return {"anyOf": _identity_alternatives(method),
                 "description": "Name the scope: at least one of user_id, agent_id, run_id"
