@@ -210,7 +210,20 @@ def _order(values: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
 
 
 def keyword_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(bm25, keyword, has_hit) per scope row; statistics over the filtered scope."""
+    """(bm25, keyword, has_hit) per scope row; statistics over the filtered scope. keyword is the
+    share of the query terms' idf a memory matches: each term's BM25 part counts up to its idf (a
+    match at average length), so a short memory, or one that repeats a word, cannot stand in for
+    the query words it lacks; bm25 (the keyword channel's ranking) keeps the whole parts.
+
+    >>> s = Scope(ids=list("abcd"), doc_len=np.array([2.0, 4.0, 4.0, 6.0]), valid_at=np.zeros(4, np.int64),
+    ...           slot_family=[None] * 4, person=np.zeros(4))
+    >>> h = Hits(terms=["cello", "alice"], kw_row=np.array([0, 1, 1, 2, 3]), kw_term=np.array([0, 0, 1, 1, 1]),
+    ...          kw_tf=np.array([2.0, 1.0, 1.0, 1.0, 1.0]), ent_match=np.zeros(0), ent_row=np.zeros(0, int),
+    ...          ent_idx=np.zeros(0, int))
+    >>> bm25, kw, _ = keyword_scores(s, h, FusionParams(weights={}, now=0))
+    >>> bm25.round(2).tolist(), kw.round(2).tolist()   # a says "cello" twice; b says cello and alice
+    ([1.11, 1.05, 0.36, 0.3], [0.66, 1.0, 0.34, 0.28])
+    """
     n = scope.n
     avgdl = max(float(scope.doc_len.mean()) if n else 1.0, 1.0)
     df = np.bincount(hits.kw_term, minlength=len(hits.terms)).astype(np.float64)
@@ -220,7 +233,8 @@ def keyword_scores(scope: Scope, hits: Hits, p: FusionParams) -> tuple[np.ndarra
     part = idf[hits.kw_term] * tf * (p.k1 + 1) / (tf + p.k1 * (1 - p.b + p.b * dl / avgdl))
     bm25 = np.bincount(hits.kw_row, weights=part, minlength=n)
     has = np.bincount(hits.kw_row, minlength=n) > 0
-    keyword = np.minimum(1.0, bm25 / max(float(idf.sum()), 1e-9))
+    matched = np.bincount(hits.kw_row, weights=np.minimum(part, idf[hits.kw_term]), minlength=n)
+    keyword = np.minimum(1.0, matched / max(float(idf.sum()), 1e-9))
     return bm25, keyword, has
 
 

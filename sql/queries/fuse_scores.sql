@@ -28,8 +28,11 @@
 --              (valid_at, then id; itself included, fewer at either end and never across a pause of
 --              more than $episode_minutes), and |c|^2 the mean of v.v' over the window's pairs. $conv_lambda = 0 turns both off, $nb_window = 0 the neighbours;
 --              a scope with a single such memory leaves it its own cosine.
---   keyword  = min(1, BM25 / sum over query terms of idf)  — 1.0: every query term matched once
---              in a document of average length; BM25 statistics are computed over the filtered scope.
+--   keyword  = min(1, sum over the query terms a memory matches of min(the term's BM25 part, its idf)
+--              / sum over query terms of idf) — the share of the query's idf the memory matches: 1.0
+--              only when it matches every query term (a part reaches the idf at tf 1 and average
+--              length); a short memory, or one repeating a word, cannot stand in for the words it
+--              lacks. The keyword channel ranks by the whole BM25; statistics over the filtered scope.
 --              It counts in the fused score times semantic (when that counts: channel on, $w_sem > 0): a
 --              keyword match lifts a fact in proportion to how well it means the query, so words
 --              shared with a weakly related fact do not push the fact that answers down
@@ -159,14 +162,16 @@ idf AS (
     FROM (SELECT unnest($qterms::VARCHAR[]) AS term) qt CROSS JOIN stats
     LEFT JOIN (SELECT term, count(*) AS df FROM hits GROUP BY term) d ON d.term = qt.term
 ),
-bm25 AS (
-    SELECT h.id,
-           sum(i.idf * h.tf * ($k1 + 1) / (h.tf + $k1 * (1 - $b + $b * h.doc_len / stats.avgdl))) AS bm25
+bm25_parts AS (
+    SELECT h.id, i.idf, i.idf * h.tf * ($k1 + 1) / (h.tf + $k1 * (1 - $b + $b * h.doc_len / stats.avgdl)) AS part
     FROM hits h JOIN idf i ON i.term = h.term CROSS JOIN stats
-    GROUP BY h.id
+),
+bm25 AS (
+    -- matched: each term's part up to its idf (what the keyword signal reads)
+    SELECT id, sum(part) AS bm25, sum(least(part, idf)) AS matched FROM bm25_parts GROUP BY id
 ),
 kw AS (
-    SELECT b.id, b.bm25, least(1.0, b.bm25 / greatest((SELECT sum(idf) FROM idf), 1e-9)) AS keyword
+    SELECT b.id, b.bm25, least(1.0, b.matched / greatest((SELECT sum(idf) FROM idf), 1e-9)) AS keyword
     FROM bm25 b
 ),
 kw_top AS (
