@@ -4,7 +4,10 @@ adds (memstore/pipeline/workers.py). A short sentence costs spaCy far less insid
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
+
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 
 
 class DocCache:
@@ -57,3 +60,11 @@ class DocCache:
     @property
     def pipe_names(self) -> list[str]:
         return list(getattr(self._nlp, "pipe_names", ()))
+
+
+def bulk_extractor(nlp: Any) -> tuple[DocCache, HeuristicExtractor]:
+    """The offline extractor fed from a DocCache over `nlp` (a SpacyNLP: its compiled rules, no
+    entity recognizer): `cache.prime(sentences)` parses a batch's sentences in one pass, and a
+    sentence not primed is parsed as usual. Returns (cache, extractor)."""
+    cache = DocCache(nlp.nlp, tag=lambda texts: nlp.pipe(texts, batch_size=256, skip=("ner",)))
+    return cache, HeuristicExtractor(SimpleNamespace(nlp=cache))

@@ -42,7 +42,6 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -65,7 +64,7 @@ from memstore.core.model import AddOptions, AddState, ContextMemory
 from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered
 from memstore.store.write_values import vectors_table
-from memstore.extraction.doc_cache import DocCache
+from memstore.extraction.doc_cache import DocCache, bulk_extractor
 from memstore.ingest.batching import context_probe, split_batches
 from memstore.store.rows import failed_run_params, ingest_log_rows
 from memstore.store.writer import BatchedWriter
@@ -127,8 +126,7 @@ class _Ingest:
         if isinstance(extractor, HeuristicExtractor):
             # The same extractor, fed clauses that spaCy parsed in bulk (nlp.pipe: ~5x faster here
             # than one call per clause); a clause not in the cache is parsed as usual.
-            self._docs = DocCache(rt.nlp.nlp, tag=lambda texts: rt.nlp.pipe(texts, batch_size=256, skip=("ner",)))
-            extractor = HeuristicExtractor(SimpleNamespace(nlp=self._docs))
+            self._docs, extractor = bulk_extractor(rt.nlp)
         self.extractor = extractor
         # Batches extracted at the same time cannot see each other's facts, so the LLM cannot name
         # what they replace: slot supersession (applied in time order at write) does.

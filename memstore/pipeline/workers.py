@@ -130,15 +130,12 @@ class BatchDocs:
     when the runtime's extractor is not the offline one (an LLM reads no spaCy docs)."""
 
     def __init__(self, rt: Any) -> None:
-        from types import SimpleNamespace
-
-        from memstore.extraction.doc_cache import DocCache
+        from memstore.extraction.doc_cache import bulk_extractor
         from memstore.extraction.extract_heuristic import HeuristicExtractor
 
         self.cache = self.extractor = None
         if isinstance(rt.extractor, HeuristicExtractor):
-            self.cache = DocCache(rt.nlp.nlp, tag=lambda texts: rt.nlp.pipe(texts, batch_size=256, skip=("ner",)))
-            self.extractor = HeuristicExtractor(SimpleNamespace(nlp=self.cache))
+            self.cache, self.extractor = bulk_extractor(rt.nlp)
 
     def prime(self, states: list[AddState]) -> None:
         """Parse the statement sentences of the adds' user messages together."""

@@ -188,12 +188,7 @@ class FusionParams:
 def _top(values: np.ndarray, mask: np.ndarray, k: int, ids: np.ndarray) -> np.ndarray:
     """Row indexes of the k largest values among rows where mask holds (ties by id, as the SQL)."""
     rows = np.flatnonzero(mask)
-    if len(rows) > k > 0:
-        v = values[rows]
-        rows = rows[v >= np.partition(v, len(v) - k)[len(v) - k]]    # the k largest and all tied at the cut
-    if len(rows) > k:                 # then by id (a sort of object ids: on the few left only)
-        rows = rows[np.lexsort((ids[rows], -values[rows]))[:k]]
-    return rows
+    return rows if len(rows) <= k else rows[_order(values[rows], ids[rows], k)]     # a set: no sort when all stay
 
 
 def _order(values: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:

@@ -282,13 +282,9 @@ def snapshot_key(where: str, params: dict[str, Any], posting_scope: str) -> Any:
     return key
 
 
-def filter_key(filters: Any) -> Any:
-    """snapshot_key of search filters as given (the compiled filter; InvalidInputError when bad)."""
-    return filter_key_identity(filters)[0]
-
-
 def filter_key_identity(filters: Any) -> tuple[Any, tuple[tuple[str, str], ...]]:
-    """(filter_key, scope_identity) of search filters as given."""
+    """(snapshot_key, scope_identity) of search filters as given (the compiled filter;
+    InvalidInputError when bad)."""
     where, params, scope = _compile(filters)
     return snapshot_key(where, params, _posting_scope(scope)[0]), scope_identity(scope)
 

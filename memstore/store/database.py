@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import threading
 import time
 import weakref
@@ -24,10 +23,11 @@ import polars as pl
 import pyarrow as pa
 
 from memstore.store.quoting import sql_ident
-from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreFullError, StoreInvalidatedError,
+from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreInvalidatedError,
                              StoreBusyError, StoreMismatchError, StoreWriteError)
 from memstore.store.extensions import load_extension
-from memstore.store.open_files import closed, explain_connect_error, open_count, opened
+from memstore.store.open_errors import explain_fatal_error
+from memstore.store.open_files import closed, connect_store, open_count, opened
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -61,7 +61,7 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
-        self._con = _connect(self.path, read_only)
+        self._con = connect_store(self.path, read_only)
         self._local = threading.local()
         self.write_lock = threading.RLock()
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
@@ -170,7 +170,7 @@ class Database:
                 self._file_guard = file_guard
             if before_connect is not None:
                 before_connect()
-            self._con = _connect(self.path, self.read_only)
+            self._con = connect_store(self.path, self.read_only)
             self._local = threading.local()
             self._set_threads()
             self.has_vss = load_extension(self._con, "vss")
@@ -181,28 +181,13 @@ class Database:
 
     # -- a fatal write error (disk full) invalidates DuckDB's database: reopen on the next call --
     def _raise_if_fatal(self, exc: BaseException) -> None:
-        """Raise StoreFullError / StoreInvalidatedError for a disk-full or invalidating error
-        (marking the connection for reopening when DuckDB invalidated it); else return."""
-        text = str(exc)
-        fatal = isinstance(exc, duckdb.FatalException) or "database has been invalidated" in text
-        full = "No space left on device" in text or "disk is full" in text.lower()
-        if not fatal and not full:
+        """Raise what `explain_fatal_error` says of a disk-full or invalidating error; else return."""
+        err, invalidated = explain_fatal_error(self.path, exc)
+        if err is None:
             return
-        if fatal:
-            self._invalidated = text
-        where = os.path.dirname(os.path.abspath(self.path)) if self.path != ":memory:" else "."
-        free = shutil.disk_usage(where).free
-        wal = os.path.getsize(self.path + ".wal") if os.path.exists(self.path + ".wal") else 0
-        what = ("DuckDB invalidated the open database; what was committed before is kept and memstore "
-                "reopens the file on the next call" if fatal else "the write was rolled back")
-        if full:
-            needed = wal + (8 << 20)
-            raise StoreFullError(
-                f"store {self.path}: the disk is full ({free:,} bytes free; the pending write and its checkpoint "
-                f"need about {needed:,}): {what}", hint="free disk space, then call again",
-                needed_bytes=needed, free_bytes=free, path=self.path) from exc
-        raise StoreInvalidatedError(f"store {self.path}: {what}: {text.splitlines()[0][:300]}",
-                                    hint="fix the cause (disk, permissions), then call again", path=self.path) from exc
+        if invalidated:
+            self._invalidated = str(exc)
+        raise err from exc
 
     def _recover(self) -> None:
         with self.write_lock:
@@ -602,15 +587,6 @@ class Database:
 
 
 _CHECKPOINT_TRIES = 8      # ~1.3 s at most (under the write lock): a CHECKPOINT waits for another connection's write
-
-
-def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """duckdb.connect, with a lock held by another process (or another known cause) turned into one
-    clear sentence (memstore/store/open_files.py)."""
-    try:
-        return duckdb.connect(path, read_only=read_only)
-    except (duckdb.ConnectionException, duckdb.IOException) as exc:
-        raise (explain_connect_error(path, read_only, exc) or exc) from None
 
 
 @contextlib.contextmanager

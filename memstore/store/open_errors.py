@@ -1,4 +1,5 @@
-"""DuckDB's errors on opening a store file, said in memstore's words (no traceback to users).
+"""DuckDB's errors on opening a store file, and the fatal ones on writing it (a full disk, an
+invalidated database), said in memstore's words (no traceback to users).
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
@@ -8,8 +9,11 @@ True
 from __future__ import annotations
 
 import os
+import shutil
 
-from memstore.core.errors import ConfigError, MemstoreError
+import duckdb
+
+from memstore.core.errors import ConfigError, MemstoreError, StoreFullError, StoreInvalidatedError
 
 
 def explain_open_error(path: str, read_only: bool, exc: BaseException) -> MemstoreError | None:
@@ -29,3 +33,32 @@ def explain_open_error(path: str, read_only: bool, exc: BaseException) -> Memsto
                            f"opened beside it", hint="use the Memory that is open (one per file and process), "
                            "or close it first", key="read_only")
     return None
+
+
+def explain_fatal_error(path: str, exc: BaseException) -> tuple[MemstoreError | None, bool]:
+    """(StoreFullError / StoreInvalidatedError for a disk-full or invalidating DuckDB error of the
+    store at `path`, whether DuckDB invalidated its open database), or (None, False) for any other.
+
+    >>> explain_fatal_error(":memory:", RuntimeError("syntax error"))
+    (None, False)
+    >>> type(explain_fatal_error(":memory:", OSError("No space left on device"))[0]).__name__
+    'StoreFullError'
+    """
+    text = str(exc)
+    fatal = isinstance(exc, duckdb.FatalException) or "database has been invalidated" in text
+    full = "No space left on device" in text or "disk is full" in text.lower()
+    if not fatal and not full:
+        return None, False
+    where = os.path.dirname(os.path.abspath(path)) if path != ":memory:" else "."
+    free = shutil.disk_usage(where).free
+    wal = os.path.getsize(path + ".wal") if os.path.exists(path + ".wal") else 0
+    what = ("DuckDB invalidated the open database; what was committed before is kept and memstore "
+            "reopens the file on the next call" if fatal else "the write was rolled back")
+    if full:
+        needed = wal + (8 << 20)
+        return StoreFullError(
+            f"store {path}: the disk is full ({free:,} bytes free; the pending write and its checkpoint "
+            f"need about {needed:,}): {what}", hint="free disk space, then call again",
+            needed_bytes=needed, free_bytes=free, path=path), fatal
+    return StoreInvalidatedError(f"store {path}: {what}: {text.splitlines()[0][:300]}",
+                                 hint="fix the cause (disk, permissions), then call again", path=path), fatal
