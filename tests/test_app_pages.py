@@ -489,3 +489,16 @@ def test_the_sidebar_says_which_file_it_serves(shared_store, monkeypatch):
     monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
     at = app()
     assert f"store: `{os.path.abspath(shared_store)}`" in texts(at, "caption")
+
+
+def test_overview_growth_of_a_single_day_store_draws_points(tmp_path, monkeypatch):
+    """Found trying the dashboard on a new store: every memory valid today gave a line of one
+    point per scope, which draws nothing; the chart then marks its points."""
+    path = tmp_path / "today.duckdb"
+    with Memory(str(path), config={"embedder": {"provider": "hashing"}}) as m:
+        m.add("I live in Oslo", user_id="uma", infer=False)
+    monkeypatch.setenv("MEMSTORE_PATH", str(path))
+    at = app()
+    [(spec, (growth,))] = [c for c in charts(at) if c[0].get("encoding", {}).get("x", {}).get("field") == "day"]
+    assert growth["day"].n_unique() == 1
+    assert spec["mark"].get("point") is True, spec["mark"]

@@ -36,10 +36,12 @@ def _pd(df: pl.DataFrame):
 
 def growth_chart(df: pl.DataFrame) -> alt.Chart:
     """Cumulative memories by day (frame from data.growth: "all scopes", the biggest scopes, "others");
-    the total is drawn thick, the time axis names months and years."""
+    the total is drawn thick, the time axis names months and years. A store whose memories all
+    became valid on one day gets a point per line (a line of one point draws nothing)."""
     by, total = "scope", "all scopes"
     order = [total, *sorted({v for v in df[by].to_list() if v not in (total, "others")}), "others"]
-    return alt.Chart(_pd(df)).mark_line(interpolate="step-after").encode(
+    one_day = df.height > 0 and df["day"].n_unique() == 1
+    return alt.Chart(_pd(df)).mark_line(interpolate="step-after", point=one_day).encode(
         x=alt.X("day:T", title="valid from", axis=alt.Axis(format="%b %Y", labelAngle=0, tickCount="month")),
         y=alt.Y("memories:Q", title="memories (cumulative)", axis=alt.Axis(format=",d")),
         color=alt.Color(f"{by}:N", sort=order, title=None, legend=alt.Legend(orient="bottom", columns=4, labelLimit=260)),
