@@ -24,10 +24,10 @@ import pyarrow as pa
 
 from memstore.store.quoting import sql_ident
 from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreInvalidatedError,
-                             StoreBusyError, StoreMismatchError, StoreWriteError)
+                             StoreBusyError, StoreWriteError)
 from memstore.store.extensions import load_extension
-from memstore.store.open_errors import explain_fatal_error
-from memstore.store.open_files import closed, connect_store, open_count, opened
+from memstore.store.open_errors import check_store_meta, explain_fatal_error
+from memstore.store.open_files import closed, explain_connect_error, open_count, opened
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -61,7 +61,7 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
-        self._con = connect_store(self.path, read_only)
+        self._con = _connect(self.path, read_only)
         self._local = threading.local()
         self.write_lock = threading.RLock()
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
@@ -170,7 +170,7 @@ class Database:
                 self._file_guard = file_guard
             if before_connect is not None:
                 before_connect()
-            self._con = connect_store(self.path, self.read_only)
+            self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
             self._set_threads()
             self.has_vss = load_extension(self._con, "vss")
@@ -253,19 +253,7 @@ class Database:
             self._con.executemany("INSERT INTO store_meta VALUES (?, ?)",
                                   [["dim", str(dim)], ["embedder", embedder]])
             return dim
-        stored_dim = int(meta["dim"])
-        if stored_dim != dim:
-            raise StoreMismatchError(
-                f"store {self.path} holds {stored_dim}-d embeddings from {meta.get('embedder')!r}; "
-                f"the configured embedder {embedder!r} gives {dim}-d",
-                hint="open it with the embedder it was built with, or export and re-import with the new one")
-        if meta.get("embedder") not in (None, embedder):
-            import warnings
-
-            warnings.warn(f"store {self.path} was embedded with {meta.get('embedder')!r}, the configured embedder is "
-                          f"{embedder!r}: similarities between old and new vectors are meaningless",
-                          RuntimeWarning, stacklevel=3)
-        return stored_dim
+        return check_store_meta(self.path, meta, dim, embedder)
 
     def meta(self, key: str) -> str | None:
         row = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchone()
@@ -587,6 +575,15 @@ class Database:
 
 
 _CHECKPOINT_TRIES = 8      # ~1.3 s at most (under the write lock): a CHECKPOINT waits for another connection's write
+
+
+def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, with a lock held by another process (or another known cause) turned into one
+    clear sentence (memstore/store/open_files.py)."""
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except (duckdb.ConnectionException, duckdb.IOException) as exc:
+        raise (explain_connect_error(path, read_only, exc) or exc) from None
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ import shutil
 
 import duckdb
 
-from memstore.core.errors import ConfigError, MemstoreError, StoreFullError, StoreInvalidatedError
+from memstore.core.errors import ConfigError, MemstoreError, StoreFullError, StoreInvalidatedError, StoreMismatchError
 
 
 def explain_open_error(path: str, read_only: bool, exc: BaseException) -> MemstoreError | None:
@@ -62,3 +62,25 @@ def explain_fatal_error(path: str, exc: BaseException) -> tuple[MemstoreError | 
             needed_bytes=needed, free_bytes=free, path=path), fatal
     return StoreInvalidatedError(f"store {path}: {what}: {text.splitlines()[0][:300]}",
                                  hint="fix the cause (disk, permissions), then call again", path=path), fatal
+
+
+def check_store_meta(path: str, meta: dict[str, str], dim: int, embedder: str) -> int:
+    """The store's embedding size from its `store_meta` rows; StoreMismatchError when the configured
+    embedder gives another size, a RuntimeWarning when it is another embedder of the same size.
+
+    >>> check_store_meta("s.duckdb", {"dim": "4", "embedder": "e"}, 4, "e")
+    4
+    """
+    stored_dim = int(meta["dim"])
+    if stored_dim != dim:
+        raise StoreMismatchError(
+            f"store {path} holds {stored_dim}-d embeddings from {meta.get('embedder')!r}; "
+            f"the configured embedder {embedder!r} gives {dim}-d",
+            hint="open it with the embedder it was built with, or export and re-import with the new one")
+    if meta.get("embedder") not in (None, embedder):
+        import warnings
+
+        warnings.warn(f"store {path} was embedded with {meta.get('embedder')!r}, the configured embedder is "
+                      f"{embedder!r}: similarities between old and new vectors are meaningless",
+                      RuntimeWarning, stacklevel=4)
+    return stored_dim

@@ -67,11 +67,3 @@ def open_count(path: str) -> int:
     with _OPEN_LOCK:
         return _OPEN.get(os.path.realpath(path), 0)
 
-
-def connect_store(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """duckdb.connect, with a lock held by another process (or another known cause) turned into one
-    clear sentence (`explain_connect_error`)."""
-    try:
-        return duckdb.connect(path, read_only=read_only)
-    except (duckdb.ConnectionException, duckdb.IOException) as exc:
-        raise (explain_connect_error(path, read_only, exc) or exc) from None
