@@ -495,7 +495,7 @@ def test_overview_growth_of_a_single_day_store_draws_points(tmp_path, monkeypatc
     """Found trying the dashboard on a new store: every memory valid today gave a line of one
     point per scope, which draws nothing; the chart then marks its points."""
     path = tmp_path / "today.duckdb"
-    with Memory(str(path), config={"embedder": {"provider": "hashing"}}) as m:
+    with Memory(str(path)) as m:             # the dashboard's embedder (no mismatch warning)
         m.add("I live in Oslo", user_id="uma", infer=False)
     monkeypatch.setenv("MEMSTORE_PATH", str(path))
     at = app()
