@@ -22,10 +22,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.store.quoting import sql_ident
+from memstore.store.quoting import sql_ident, sql_string
 from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreInvalidatedError,
                              StoreBusyError, StoreWriteError)
-from memstore.store.extensions import load_extension
+from memstore.store.extensions import extension_file
 from memstore.store.open_errors import check_store_meta, explain_fatal_error
 from memstore.store.open_files import closed, explain_connect_error, open_count, opened
 from memstore.store.scope_cache import ScopeCache
@@ -79,8 +79,7 @@ class Database:
         self.commit_listeners: list[Callable[[Database], Any]] = []
         self.maintenance: Any = None
         self._set_threads()
-        self.has_vss = load_extension(self._con, "vss")
-        self.has_fts = load_extension(self._con, "fts")
+        self._load_extensions()
         if not read_only:
             self._migrate(dim)
         self.dim = self._check_meta(dim, embedder)
@@ -101,6 +100,32 @@ class Database:
             self._con.execute(f"SET threads = {int(self._threads)}")     # an int, never user text
         if self._memory_limit is not None:      # checked by config (digits and a unit), never user SQL
             self._con.execute(f"SET memory_limit = '{self._memory_limit}'")
+    # -- extensions: VSS only where an HNSW index exists or is asked for (LOAD costs ~65 % of an open)
+    @property
+    def has_vss(self) -> bool:
+        """Is DuckDB's VSS extension installed (loadable)? `ensure_vss()` loads it."""
+        return extension_file("vss") is not None
+
+    @property
+    def vss_loaded(self) -> bool:
+        """Is VSS loaded on this connection (the store has an HNSW index, or one was asked for)?"""
+        return getattr(self, "_vss_loaded", False)
+
+    def ensure_vss(self) -> bool:
+        """Load VSS on this connection if it is not yet; True when loaded."""
+        if not self.vss_loaded:
+            path = extension_file("vss")
+            if path is not None:
+                self.run_instance("load:vss", f"LOAD {sql_string(str(path))}")
+            self._vss_loaded = path is not None
+        return self._vss_loaded
+
+    def _load_extensions(self) -> None:
+        self._vss_loaded = False
+        if self.path != ":memory:" and self._con.execute(
+                "SELECT count(*) FROM duckdb_indexes() WHERE sql ILIKE '%USING HNSW%'").fetchone()[0]:
+            self.ensure_vss()
+
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
@@ -173,8 +198,7 @@ class Database:
             self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
             self._set_threads()
-            self.has_vss = load_extension(self._con, "vss")
-            self.has_fts = load_extension(self._con, "fts")
+            self._load_extensions()
             self.scope_cache.invalidate()
             self._columns.clear()
             self._insert_shapes.clear()
