@@ -16,6 +16,8 @@ def extension_file(name: str) -> Path | None:
         mod = importlib.import_module(f"duckdb_extension_{name}")
     except ImportError:
         return None
+    if mod.__file__ is None:
+        return None
     root = Path(mod.__file__).parent / "extensions" / f"v{duckdb.__version__}"
     files = list(root.rglob(f"{name}.duckdb_extension"))
     return files[0] if files else None
