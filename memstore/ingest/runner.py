@@ -65,7 +65,8 @@ from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered
 from memstore.store.write_values import vectors_table
 from memstore.extraction.doc_cache import DocCache, bulk_extractor
-from memstore.ingest.batching import context_probe, split_batches
+from memstore.core.rules.context_probe import probe_text
+from memstore.ingest.batching import split_batches
 from memstore.store.rows import failed_run_params, ingest_log_rows
 from memstore.store.writer import BatchedWriter
 from memstore.store.unit import write_unit
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 
 _NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
-_PROBE_CHARS = 600                                 # text per batch that finds its related memories
 
 
 @dataclass
@@ -338,13 +338,13 @@ class _Ingest:
 
     def _attach_context(self, states: list[AddState]) -> None:
         """Related stored memories for each LLM batch (what gather_context finds for one add()),
-        for many batches at once: ONE embedding call over their probes (see context_probe) and ONE
+        for many batches at once: ONE embedding call over their probes (core/rules/context_probe.py) and ONE
         query. One at a time, the query embedding and the scan cost ~15 ms of CPU per batch here,
         which on a small machine is what bounds an LLM ingest."""
         n = self.rt.config.context_memories
         if not states or n <= 0:
             return
-        texts = ["\n".join(m.content for m in context_probe(st.messages))[:_PROBE_CHARS] for st in states]
+        texts = [probe_text(st.messages) for st in states]
         vecs = self.rt.embedder.embed(texts)
         found: dict[int, list[tuple[str, str]]] = {}
         with registered(self.db, "qvecs", vectors_table(vecs, self.db.dim, idx=list(range(len(states))))):
