@@ -1,0 +1,367 @@
+"""The mem0 platform's REST surface on `memstore serve`: mem0's `MemoryClient` / `AsyncMemoryClient`
+(Python `mem0ai`) and `MemoryClient` (npm `mem0ai`), and what is built on them, work against
+memstore by changing only their `host`.
+
+Routes (the SDKs' paths, trailing slash included), each a call of the same guarded memory as
+every other route, so a scoped token (`memstore token create`) sent as the SDK's
+`Authorization: Token <key>` sees and changes only its scope:
+
+    GET    /v1/ping/                          the key works: {"status": "ok", org_id, project_id}
+    POST   /v3/memories/add/                  add (answered when committed; async_mode is accepted)
+    POST   /v3/memories/                      get all: platform filters, ?page= &page_size=
+    POST   /v3/memories/search/               search: platform filters, top_k, threshold
+    GET/PUT/DELETE /v1/memories/{id}/         one memory (update: text, metadata, expiration_date)
+    GET    /v1/memories/{id}/history/         its history
+    DELETE /v1/memories/?user_id=…            delete all of a scope
+    GET    /v1/entities/                      users, agents and runs that have memories
+    DELETE /v2/entities/{type}/{name}/        delete an entity's memories (also /v1/entities/…)
+    PUT/DELETE /v1/batch/                     batch update / delete (up to 1000 ids; all checked first)
+
+The platform's filters become memstore filters (memstore/server/platform_shapes.py). The org and
+project ids the SDK reads from the ping are fixed ("memstore", "default"); ids sent back are
+accepted and ignored: a memstore server is one project. Platform features memstore does not have
+(organisations and projects, webhooks, exports, summaries, feedback, profiles, events, custom
+categories and instructions, graph memory) answer 501 with the error type `NotSupportedError`, which
+the SDKs raise as their `MemoryError` with memstore's message.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Dict, List, Optional, Union
+
+from fastapi import Body, FastAPI, Path as PathParam, Query as QueryParam, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memstore.core.errors import (FilterError, IdentityError, InvalidInputError, NotFoundError, NotSupportedError,
+                                  ScopeViolation)
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, valid_unicode
+from memstore.server.platform_shapes import (ENTITY_TYPES, platform_added, platform_entities, platform_history,
+                                             platform_memory, translate_filters)
+from memstore.wire.format import RESULT_KIND, dumps
+
+TAG = "mem0 platform"
+UNSUPPORTED_TAG = "mem0 platform: not supported"
+ORG_ID, PROJECT_ID = "memstore", "default"
+MAX_BATCH = 1000
+LIST_CAP = 100_000                  # get all reads at most this many memories of a scope to page them
+PAGE_SIZE = 100
+
+# add() options of the platform that shape extraction in ways memstore does not offer
+REFUSED_ADD_OPTIONS = ("custom_categories", "custom_instructions", "agent_custom_instructions",
+                       "structured_data_schema", "includes", "excludes")
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="allow")       # the SDKs' other fields (output_format, version, org_id...)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return valid_unicode(data)
+
+
+Ident = Optional[Annotated[str, Field(pattern=NAME_PATTERN, max_length=200)]]
+Filters = Optional[Dict[str, Any]]
+
+
+class PlatformMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Annotated[str, Field(min_length=1, max_length=100)]
+    content: Union[Annotated[str, Field(pattern=NAME_PATTERN)], Dict[str, Any], List[Any]]
+
+
+class PlatformAdd(_Body):
+    messages: Annotated[List[PlatformMessage], Field(min_length=1, description="The conversation to remember.")]
+    user_id: Ident = None
+    agent_id: Ident = None
+    run_id: Ident = None
+    app_id: Ident = Field(None, description="Kept as the metadata key app_id.")
+    filters: Filters = Field(None, description="Identity as filters ({\"user_id\": ...}), as SDK options send it.")
+    metadata: Optional[Dict[str, Any]] = None
+    infer: Optional[bool] = None
+    timestamp: Optional[Annotated[int, Field(ge=0, le=4_102_444_800)]] = Field(
+        None, description="When the conversation happened (epoch seconds).")
+    expiration_date: Optional[str] = None
+    async_mode: Optional[bool] = Field(None, description="Accepted: memstore answers once the add is committed.")
+
+
+class PlatformList(_Body):
+    filters: Filters = None
+    show_expired: Optional[bool] = None
+
+
+class PlatformSearch(_Body):
+    query: Annotated[str, Field(pattern=NAME_PATTERN, max_length=10_000)]
+    filters: Filters = None
+    top_k: Optional[Annotated[int, Field(ge=1, le=1000)]] = None
+    threshold: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    metadata: Optional[Dict[str, Any]] = Field(None, description="Metadata that results must carry (ANDed).")
+    categories: Optional[List[str]] = Field(None, description="Values of the metadata key categories (ANDed).")
+    show_expired: Optional[bool] = None
+    output_format: Optional[str] = Field(None, description="v1.0: a bare list; otherwise {\"results\": [...]}.")
+
+
+class PlatformUpdate(_Body):
+    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
+    metadata: Optional[Dict[str, Any]] = None
+    expiration_date: Optional[str] = None
+    timestamp: Optional[Any] = Field(None, description="Refused: memstore keeps when a memory was written.")
+
+
+class BatchItem(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    memory_id: Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
+    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
+    metadata: Optional[Dict[str, Any]] = None
+
+
+class PlatformBatch(_Body):
+    memories: Annotated[List[BatchItem], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
+IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
+
+
+def _json(value: Any) -> Response:
+    return Response(dumps(value), media_type="application/json", headers={RESULT_KIND: "json"})
+
+
+def not_supported(feature: str) -> NotSupportedError:
+    """The one answer for a platform feature memstore does not have."""
+    return NotSupportedError(f"{feature} is a mem0 platform feature that memstore does not support",
+                             hint="see \"Moving from mem0\" in memstore's README for what the platform SDKs can do "
+                                  "against memstore", feature=feature)
+
+
+def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], access: Any, auth: list) -> None:
+    """Add the platform routes to `app`; `memory` is the guarded memory every route calls, `add` its
+    add through the group committer, `access` the server's Access (auth the dependencies)."""
+    kw = {"dependencies": auth, "tags": [TAG]}
+
+    def scope_of(filters: Dict[str, Any], route: str) -> None:
+        if not any(filters.get(k) for k in IDENTITY_KEYS) and not access.scoped():
+            raise ScopeViolation(f"{route} needs user_id, agent_id or run_id in its filters (an equality at the "
+                                 f"root): without one it would reach every scope",
+                                 hint='e.g. filters={"user_id": "alice"} (or use a token that carries a scope)')
+
+    @app.get("/v1/ping/", summary="Check the key (mem0 platform)", **kw)
+    def ping() -> Response:
+        return _json({"status": "ok", "message": "memstore: the key is valid", "org_id": ORG_ID,
+                      "project_id": PROJECT_ID, "user_email": None})
+
+    @app.post("/v3/memories/add/", summary="Add memories (mem0 platform)", **kw)
+    def platform_add(body: PlatformAdd) -> Response:
+        extra = body.model_extra or {}
+        for name in REFUSED_ADD_OPTIONS:
+            if extra.get(name):
+                raise not_supported(f"add option {name}")
+        for name in ("enable_graph", "immutable"):
+            if extra.get(name) is True:
+                raise not_supported(f"add option {name}")
+        ids = {k: getattr(body, k) for k in IDENTITY_KEYS if getattr(body, k)}
+        given = translate_filters(body.filters)
+        for k in IDENTITY_KEYS:
+            if isinstance(given.get(k), str) and k not in ids:
+                ids[k] = given[k]
+        if not ids and not access.scoped():
+            raise IdentityError("at least one identifier (user_id, agent_id, run_id) is required",
+                                hint="pass user_id=... (or filters={\"user_id\": ...})")
+        metadata = dict(body.metadata or {})
+        if body.app_id:
+            metadata["app_id"] = body.app_id
+        params: Dict[str, Any] = {**ids, "metadata": metadata or None, "timestamp": body.timestamp,
+                                  "expiration_date": body.expiration_date}
+        if body.infer is not None:
+            params["infer"] = body.infer
+        out = add([m.model_dump(exclude_none=True) for m in body.messages],
+                  **{k: v for k, v in params.items() if v is not None})
+        results = [platform_added(r) for r in out.get("results", [])]
+        answer: Dict[str, Any] = {"results": results}
+        run = out.get("extraction") or {}
+        if run.get("id"):
+            answer.update(event_id=run["id"], status="SUCCEEDED")
+        if extra.get("output_format") == "v1.0":
+            return _json(results)
+        return _json(answer)
+
+    @app.post("/v3/memories/", summary="Get all memories of a filter, paged (mem0 platform)", **kw)
+    def platform_get_all(body: Optional[PlatformList] = Body(None),
+                         page: Annotated[int, QueryParam(ge=1, le=100_000)] = 1,
+                         page_size: Annotated[int, QueryParam(ge=1, le=1000)] = PAGE_SIZE) -> Response:
+        body = body or PlatformList()
+        filters = translate_filters(body.filters)
+        scope_of(filters, "POST /v3/memories/")
+        out = memory.get_all(filters=filters, top_k=LIST_CAP, show_expired=bool(body.show_expired))
+        rows = out.get("results", [])
+        start = (page - 1) * page_size
+        chunk = rows[start:start + page_size]
+        return _json({"count": len(rows), "results": [platform_memory(r) for r in chunk],
+                      "next": f"/v3/memories/?page={page + 1}&page_size={page_size}"
+                      if start + page_size < len(rows) else None,
+                      "previous": f"/v3/memories/?page={page - 1}&page_size={page_size}" if page > 1 else None})
+
+    @app.post("/v3/memories/search/", summary="Search memories (mem0 platform)", **kw)
+    def platform_search(body: PlatformSearch) -> Response:
+        filters = translate_filters(body.filters)
+        extra_conds = []
+        if body.metadata:
+            extra_conds.append(translate_filters({"metadata": body.metadata}))
+        for cat in body.categories or []:
+            extra_conds.append({"categories": {"contains": cat}})
+        if extra_conds:
+            filters["AND"] = list(filters.get("AND", [])) + extra_conds
+        scope_of(filters, "POST /v3/memories/search/")
+        params: Dict[str, Any] = {"filters": filters, "show_expired": bool(body.show_expired)}
+        if body.top_k is not None:
+            params["top_k"] = body.top_k
+        if body.threshold is not None:
+            params["threshold"] = body.threshold
+        results = [platform_memory(r) for r in memory.search(body.query, **params).get("results", [])]
+        return _json(results if body.output_format == "v1.0" else {"results": results})
+
+    @app.get("/v1/memories/{memory_id}/", summary="Get a memory (mem0 platform)", **kw)
+    def platform_get(memory_id: MemoryIdPath) -> Response:
+        rec = memory.get(memory_id)
+        if rec is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return _json(platform_memory(rec))
+
+    @app.put("/v1/memories/{memory_id}/", summary="Update a memory (mem0 platform)", **kw)
+    def platform_update(memory_id: MemoryIdPath, body: PlatformUpdate) -> Response:
+        if body.timestamp is not None:
+            raise not_supported("update option timestamp")
+        if body.text is None and body.metadata is None and body.expiration_date is None:
+            raise InvalidInputError("nothing to update", hint="send text, metadata or expiration_date")
+        memory.update(memory_id, text=body.text, metadata=body.metadata, expiration_date=body.expiration_date)
+        return _json(platform_memory(memory.get(memory_id)))
+
+    @app.delete("/v1/memories/{memory_id}/", summary="Delete a memory (mem0 platform)", **kw)
+    def platform_delete(memory_id: MemoryIdPath,
+                        delete_linked: Annotated[Optional[bool], QueryParam()] = None) -> Response:
+        if delete_linked:
+            raise not_supported("delete option delete_linked")
+        memory.delete(memory_id)
+        return _json({"message": "Memory deleted successfully!"})
+
+    @app.get("/v1/memories/{memory_id}/history/", summary="History of a memory (mem0 platform)", **kw)
+    def platform_history_route(memory_id: MemoryIdPath) -> Response:
+        return _json([platform_history(r) for r in memory.history(memory_id)])
+
+    @app.delete("/v1/memories/", summary="Delete all memories of a scope (mem0 platform)", **kw)
+    def platform_delete_all(user_id: IdentityQuery = None, agent_id: IdentityQuery = None,
+                            run_id: IdentityQuery = None, app_id: IdentityQuery = None) -> Response:
+        if app_id:
+            raise not_supported("delete_all by app_id")
+        scope_of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, "DELETE /v1/memories/")
+        out = memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        return _json({"message": "Memories deleted successfully!", "deleted": out.get("deleted")})
+
+    @app.get("/v1/entities/", summary="Users, agents and runs with memories (mem0 platform)", **kw)
+    def platform_entities_route() -> Response:
+        rows = memory.frame("scope_summary").to_dicts()
+        found = platform_entities(rows)
+        return _json({"count": len(found), "next": None, "previous": None, "results": found})
+
+    def delete_entity(entity_type: str, name: str) -> Response:
+        key = ENTITY_TYPES.get(entity_type)
+        if key is None:
+            if entity_type == "app":
+                raise not_supported("app entities")
+            raise InvalidInputError(f"unknown entity type {entity_type!r}", hint="use user, agent or run")
+        out = memory.delete_all(**{key: name})
+        return _json({"message": "Entity deleted successfully!", "deleted": out.get("deleted")})
+
+    EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
+    EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]
+
+    @app.delete("/v2/entities/{entity_type}/{entity_name}/", summary="Delete an entity's memories (mem0 platform)",
+                **kw)
+    def platform_delete_entity(entity_type: EntityType, entity_name: EntityName) -> Response:
+        return delete_entity(entity_type, entity_name)
+
+    @app.delete("/v1/entities/{entity_type}/{entity_name}/", summary="Delete an entity's memories (mem0 platform, "
+                                                                     "older path)", **kw)
+    def platform_delete_entity_v1(entity_type: EntityType, entity_name: EntityName) -> Response:
+        return delete_entity(entity_type, entity_name)
+
+    def check_batch(body: PlatformBatch) -> List[str]:
+        ids = [m.memory_id for m in body.memories]
+        for mid in ids:                  # every id first: one unknown (or another scope's) changes nothing
+            if memory.get(mid) is None:
+                raise NotFoundError(f"no memory with id {mid!r}", hint="nothing of the batch was changed",
+                                    memory_id=mid)
+        return ids
+
+    @app.put("/v1/batch/", summary="Update memories in a batch (mem0 platform)", **kw)
+    def platform_batch_update(body: PlatformBatch) -> Response:
+        for m in body.memories:
+            if m.text is None and m.metadata is None:
+                raise InvalidInputError(f"batch item {m.memory_id!r} has neither text nor metadata",
+                                        hint="nothing of the batch was changed")
+        check_batch(body)
+        for m in body.memories:
+            memory.update(m.memory_id, text=m.text, metadata=m.metadata)
+        return _json({"message": f"Successfully updated {len(body.memories)} memories"})
+
+    @app.delete("/v1/batch/", summary="Delete memories in a batch (mem0 platform)", **kw)
+    def platform_batch_delete(body: PlatformBatch) -> Response:
+        for mid in check_batch(body):
+            memory.delete(mid)
+        return _json({"message": f"Successfully deleted {len(body.memories)} memories"})
+
+    _mount_unsupported(app, auth)
+
+
+# (method, path, feature) of the platform features memstore answers as not supported
+UNSUPPORTED = (
+    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/", "organisations and projects"),
+    ("POST", "/api/v1/orgs/organizations/{org_id}/projects/", "organisations and projects"),
+    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "organisations and projects"),
+    ("PATCH", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "project settings (custom instructions "
+                                                                            "and categories)"),
+    ("DELETE", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "organisations and projects"),
+    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
+    ("POST", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
+    ("PUT", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
+    ("DELETE", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
+    ("GET", "/api/v1/webhooks/projects/{project_id}/", "webhooks"),
+    ("POST", "/api/v1/webhooks/projects/{project_id}/", "webhooks"),
+    ("PUT", "/api/v1/webhooks/{webhook_id}/", "webhooks"),
+    ("DELETE", "/api/v1/webhooks/{webhook_id}/", "webhooks"),
+    ("POST", "/v1/exports/", "memory exports"),
+    ("POST", "/v1/exports/get/", "memory exports"),
+    ("POST", "/v1/summary/", "summaries"),
+    ("POST", "/v1/feedback/", "feedback"),
+    ("GET", "/v1/event/{event_id}/", "add events (memstore commits an add before answering: its answer holds "
+                                     "the memories)"),
+    ("GET", "/v2/entities/user/{entity_id}/profile/", "user profiles"),
+    ("POST", "/v2/profiles/jobs/", "user profiles"),
+    ("GET", "/v2/profiles/jobs/{job_id}/", "user profiles"),
+    ("GET", "/v2/profiles/settings/", "user profiles"),
+    ("POST", "/v2/profiles/settings/", "user profiles"),
+)
+
+
+def _mount_unsupported(app: FastAPI, auth: list) -> None:
+    for method, path, feature in UNSUPPORTED:
+        app.add_api_route(path, _refusal(path, feature), methods=[method], dependencies=auth, tags=[UNSUPPORTED_TAG],
+                          name="unsupported " + method + " " + path,
+                          summary=f"Not supported by memstore: {feature.split(' (')[0]} (mem0 platform)",
+                          description="Answers 501 NotSupportedError.")
+
+
+def _refusal(path: str, feature: str) -> Callable[..., Response]:
+    """An endpoint that takes `path`'s parameters and refuses `feature`."""
+    import inspect
+    import re
+
+    def endpoint(**_: Any) -> Response:
+        raise not_supported(feature)
+
+    names = re.findall(r"{([a-z_]+)}", path)
+    endpoint.__signature__ = inspect.Signature([    # type: ignore[attr-defined]
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY,
+                          annotation=Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]) for n in names])
+    return endpoint
