@@ -72,7 +72,8 @@ class PlatformMessage(BaseModel):
 
 
 class PlatformAdd(_Body):
-    messages: Annotated[List[PlatformMessage], Field(min_length=1, description="The conversation to remember.")]
+    messages: Union[Annotated[List[PlatformMessage], Field(min_length=1)], Annotated[str, Field(pattern=NAME_PATTERN)]] = \
+        Field(..., description="The conversation to remember (a string is one user message).")
     user_id: Ident = None
     agent_id: Ident = None
     run_id: Ident = None
@@ -122,6 +123,8 @@ class PlatformBatch(_Body):
 
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
 IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
+EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
+EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]
 
 
 def _json(value: Any) -> Response:
@@ -175,7 +178,9 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
                                   "expiration_date": body.expiration_date}
         if body.infer is not None:
             params["infer"] = body.infer
-        out = add([m.model_dump(exclude_none=True) for m in body.messages],
+        messages = ([{"role": "user", "content": body.messages}] if isinstance(body.messages, str)
+                    else [m.model_dump(exclude_none=True) for m in body.messages])
+        out = add(messages,
                   **{k: v for k, v in params.items() if v is not None})
         results = [platform_added(r) for r in out.get("results", [])]
         answer: Dict[str, Any] = {"results": results}
@@ -272,9 +277,6 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
             raise InvalidInputError(f"unknown entity type {entity_type!r}", hint="use user, agent or run")
         out = memory.delete_all(**{key: name})
         return _json({"message": "Entity deleted successfully!", "deleted": out.get("deleted")})
-
-    EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
-    EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]
 
     @app.delete("/v2/entities/{entity_type}/{entity_name}/", summary="Delete an entity's memories (mem0 platform)",
                 **kw)
