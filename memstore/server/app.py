@@ -29,7 +29,7 @@ from memstore.core.errors import (AuthError, IdentityError, InvalidInputError, M
 from memstore.server.auth import Access
 from memstore.server.errors import install_error_envelope
 from memstore.server.openapi import as_call, call_arguments, document_api
-from memstore.server.platform_routes import mount_platform_routes
+from memstore.server.platform_routes import document_platform_routes, mount_platform_routes
 from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
                                             check_json_upload, valid_unicode)
 
@@ -268,6 +268,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         else:
             mount_mcp(app, inner, token=token, authorize=access.mcp_authorize(_AddsThrough(inner, commit_add)))
     document_api(app)
+    document_platform_routes(app)
     return app
 
 

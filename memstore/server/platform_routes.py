@@ -36,6 +36,7 @@ from memstore.core.errors import (FilterError, IdentityError, InvalidInputError,
                                   ScopeViolation)
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, valid_unicode
+from memstore.server.platform_openapi import document_platform
 from memstore.server.platform_shapes import (ENTITY_TYPES, platform_added, platform_entities, platform_history,
                                              platform_memory, translate_filters)
 from memstore.wire.format import RESULT_KIND, dumps
@@ -237,6 +238,8 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
     def platform_update(memory_id: MemoryIdPath, body: PlatformUpdate) -> Response:
         if body.timestamp is not None:
             raise not_supported("update option timestamp")
+        if "expiration_date" in body.model_fields_set and body.expiration_date is None:
+            raise not_supported("clearing an expiration date")
         if body.text is None and body.metadata is None and body.expiration_date is None:
             raise InvalidInputError("nothing to update", hint="send text, metadata or expiration_date")
         memory.update(memory_id, text=body.text, metadata=body.metadata, expiration_date=body.expiration_date)
@@ -314,6 +317,11 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
         return _json({"message": f"Successfully deleted {len(body.memories)} memories"})
 
     _mount_unsupported(app, auth)
+
+
+def document_platform_routes(app: FastAPI) -> None:
+    """Put the platform routes' rules and answers in the OpenAPI document (after `document_api`)."""
+    document_platform(app, UNSUPPORTED)
 
 
 # (method, path, feature) of the platform features memstore answers as not supported
