@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memstore.testing.openai_server import ScriptedOpenAIServer
 from memstore.testing.server_process import ServerProcess
 
 JS = Path(__file__).parent / "platform_js"
@@ -36,13 +37,19 @@ def _node_modules() -> Path:
     return modules
 
 
+def _llm(body: dict) -> str:
+    """The LLM behind the Vercel provider's model: says which city only if a memory told it."""
+    said = json.dumps(body["messages"])
+    return "You like Kyoto" if "Memory: My favourite city is Kyoto" in said else "I do not know"
+
+
 def test_npm_sdk_and_vercel_provider_against_memstore_serve(tmp_path):
     _node_modules()
-    with ServerProcess(tmp_path / "s.duckdb", config=HASHING) as srv:
+    with ServerProcess(tmp_path / "s.duckdb", config=HASHING) as srv, ScriptedOpenAIServer(chat_responder=_llm) as llm:
         admin = srv.client()
         alice = admin.create_token("js-alice-laptop", user_id="js-alice")["token"]
         env = {**os.environ, "MEMSTORE_URL": srv.url, "MEMSTORE_TOKEN": srv.token, "MEMSTORE_ALICE_TOKEN": alice,
-               "MEM0_TELEMETRY": "false", "MEM0_DIR": str(tmp_path / "mem0")}
+               "MEM0_TELEMETRY": "false", "MEM0_DIR": str(tmp_path / "mem0"), "OPENAI_BASE_URL": llm.base_url}
         out = subprocess.run(["node", "sdk_scenario.mjs"], cwd=JS, capture_output=True, text=True, env=env,
                              timeout=300)
         assert out.returncode == 0, out.stderr[-4000:] + out.stdout[-2000:]
@@ -51,7 +58,7 @@ def test_npm_sdk_and_vercel_provider_against_memstore_serve(tmp_path):
         works = {"ping", "add", "get", "getAll", "search", "update", "history", "users", "batchUpdate", "batchDelete",
                  "delete", "deleteAll", "deleteUsers", "scoped token",
                  "vercel-ai-provider addMemories + getMemories", "vercel-ai-provider retrieveMemories",
-                 "vercel-ai-provider searchMemories"}
+                 "vercel-ai-provider searchMemories", "vercel-ai-provider createMem0 + generateText"}
         refused = {"getProject", "updateProject", "getWebhooks", "createWebhook", "updateWebhook", "deleteWebhook",
                    "feedback", "createMemoryExport", "getMemoryExport", "getProfile", "generateProfile",
                    "getProfileSettings", "updateProfileSettings", "sampleProfiles", "getProfileJob",
@@ -60,4 +67,5 @@ def test_npm_sdk_and_vercel_provider_against_memstore_serve(tmp_path):
         assert {m for m, s in done.items() if s == "refused as not supported"} == refused
         # what the SDK wrote is in the store, seen through memstore's own client
         kyoto = admin.search("Kyoto", user_id="js-vercel")["results"]
-        assert [r["memory"] for r in kyoto] == ["My favourite city is Kyoto"]
+        assert [r["memory"] for r in kyoto][:1] == ["My favourite city is Kyoto"]
+        assert llm.chat_calls == 1                                    # generateText reached the LLM once

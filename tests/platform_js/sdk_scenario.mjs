@@ -5,7 +5,8 @@
 // throws (exit code 1) at the first answer that is not what the platform SDK promises.
 import assert from "node:assert/strict";
 import MemoryClient from "mem0ai";
-import { addMemories, getMemories, retrieveMemories, searchMemories } from "@mem0/vercel-ai-provider";
+import { addMemories, createMem0, getMemories, retrieveMemories, searchMemories } from "@mem0/vercel-ai-provider";
+import { generateText } from "ai";
 
 const host = process.env.MEMSTORE_URL;
 const done = [];
@@ -154,5 +155,18 @@ ok("vercel-ai-provider retrieveMemories");
 const searched = await searchMemories("Kyoto", cfg);
 assert.ok(searched.results.some((m) => m.memory.includes("Kyoto")));
 ok("vercel-ai-provider searchMemories");
+
+// The provider's language model: it stores the prompt in memstore, searches memstore for memories and
+// puts them in the system prompt of the LLM call (an OpenAI-compatible scripted server, OPENAI_BASE_URL,
+// answers "You like Kyoto" only when a memory about Kyoto reached it).
+const mem0 = createMem0({
+  provider: "openai", apiKey: "sk-test", mem0ApiKey: process.env.MEMSTORE_TOKEN,
+  config: { baseURL: process.env.OPENAI_BASE_URL }, mem0Config: { host, user_id: "js-vercel", infer: false },
+});
+const answer = await generateText({ model: mem0.chat("gpt-4o-mini"), prompt: "Which city do I like best?" });
+assert.equal(answer.text, "You like Kyoto");
+const stored = await client.getAll({ filters: { user_id: "js-vercel", keywords: { contains: "best?" } } });
+assert.deepEqual(stored.results.map((m) => m.memory), ["Which city do I like best?"]);    // the prompt, remembered
+ok("vercel-ai-provider createMem0 + generateText");
 
 for (const d of done) console.log(JSON.stringify(d));
