@@ -1,5 +1,7 @@
-"""mem0's npm SDK (`mem0ai`'s MemoryClient) and the Vercel AI SDK provider's memory helpers
-(`@mem0/vercel-ai-provider`), unchanged, under Node against a real `memstore serve`: every method
+"""mem0's npm SDK (`mem0ai`'s MemoryClient; also its 2.x release, which Mastra's @mastra/mem0 uses,
+on the v1 / v2 paths) and the Vercel AI SDK provider (`@mem0/vercel-ai-provider`: its memory helpers
+and its language model over a scripted OpenAI-compatible LLM), unchanged, under Node against a real
+`memstore serve`: every method
 of the client either works (its answer checked) or is refused as not supported
 (tests/platform_js/sdk_scenario.mjs). The packages come from npm, pinned in
 tests/platform_js/package.json (.ci/run installs them; this test installs them when missing and
@@ -26,7 +28,7 @@ def _node_modules() -> Path:
     if not shutil.which("node") or not shutil.which("npm"):
         pytest.skip("node/npm are not installed (.ci/run installs Debian's nodejs and npm)")
     modules = JS / "node_modules"
-    if not (modules / "mem0ai" / "package.json").exists() or not (modules / "@mem0" / "vercel-ai-provider").exists():
+    if not all((modules / p / "package.json").exists() for p in ("mem0ai", "mem0ai-v2", "ai", "@mem0/vercel-ai-provider")):
         out = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=JS,
                              capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
@@ -58,7 +60,8 @@ def test_npm_sdk_and_vercel_provider_against_memstore_serve(tmp_path):
         works = {"ping", "add", "get", "getAll", "search", "update", "history", "users", "batchUpdate", "batchDelete",
                  "delete", "deleteAll", "deleteUsers", "scoped token",
                  "vercel-ai-provider addMemories + getMemories", "vercel-ai-provider retrieveMemories",
-                 "vercel-ai-provider searchMemories", "vercel-ai-provider createMem0 + generateText"}
+                 "vercel-ai-provider searchMemories", "vercel-ai-provider createMem0 + generateText",
+                 "mem0ai 2.x add / search / getAll"}
         refused = {"getProject", "updateProject", "getWebhooks", "createWebhook", "updateWebhook", "deleteWebhook",
                    "feedback", "createMemoryExport", "getMemoryExport", "getProfile", "generateProfile",
                    "getProfileSettings", "updateProfileSettings", "sampleProfiles", "getProfileJob",

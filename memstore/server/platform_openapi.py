@@ -60,13 +60,20 @@ _MEM = {"$ref": "#/components/schemas/PlatformMemory"}
 _MESSAGE = {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}}
 _ADDED = {"type": "array", "items": {"type": "object", "required": ["id", "memory", "event"]}}
 _RESULTS = {"type": "object", "required": ["results"], "properties": {"results": {"type": "array", "items": _MEM}}}
+_PAGE = {"type": "object", "required": ["count", "results", "next", "previous"],
+         "properties": {"count": {"type": "integer"}, "results": {"type": "array", "items": _MEM}}}
 RESPONSES: Dict[str, Dict[str, Any]] = {
     "GET /v1/ping/": {"type": "object", "required": ["status", "org_id", "project_id"]},
+    "POST /v1/memories/": {"anyOf": [{"type": "object", "required": ["results"],
+                                      "properties": {"results": _ADDED}}, _ADDED]},
     "POST /v3/memories/add/": {"anyOf": [{"type": "object", "required": ["results"],
                                           "properties": {"results": _ADDED}}, _ADDED]},
-    "POST /v3/memories/": {"type": "object", "required": ["count", "results", "next", "previous"],
-                           "properties": {"count": {"type": "integer"}, "results": {"type": "array", "items": _MEM}}},
+    "POST /v3/memories/": _PAGE,
+    "POST /v2/memories/": {"anyOf": [_PAGE, _RESULTS, {"type": "array", "items": _MEM}]},
+    "GET /v1/memories/": {"anyOf": [_PAGE, _RESULTS, {"type": "array", "items": _MEM}]},
     "POST /v3/memories/search/": {"anyOf": [_RESULTS, {"type": "array", "items": _MEM}]},
+    "POST /v2/memories/search/": {"anyOf": [_RESULTS, {"type": "array", "items": _MEM}]},
+    "POST /v1/memories/search/": {"anyOf": [_RESULTS, {"type": "array", "items": _MEM}]},
     "GET /v1/memories/{memory_id}/": _MEM, "PUT /v1/memories/{memory_id}/": _MEM,
     "DELETE /v1/memories/{memory_id}/": _MESSAGE, "DELETE /v1/memories/": _MESSAGE,
     "GET /v1/memories/{memory_id}/history/": {"type": "array",
@@ -78,7 +85,7 @@ RESPONSES: Dict[str, Dict[str, Any]] = {
     "PUT /v1/batch/": _MESSAGE, "DELETE /v1/batch/": _MESSAGE,
 }
 # operations that refuse some of their options as not supported (501): documented
-PARTLY = ("POST /v3/memories/add/", "PUT /v1/memories/{memory_id}/", "DELETE /v1/memories/{memory_id}/",
+PARTLY = ("POST /v3/memories/add/", "POST /v1/memories/", "PUT /v1/memories/{memory_id}/", "DELETE /v1/memories/{memory_id}/",
           "DELETE /v1/memories/", "DELETE /v2/entities/{entity_type}/{entity_name}/",
           "DELETE /v1/entities/{entity_type}/{entity_name}/")
 _PART = {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "minLength": 1}},

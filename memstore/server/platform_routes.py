@@ -16,6 +16,10 @@ every other route, so a scoped token (`memstore token create`) sent as the SDK's
     GET    /v1/entities/                      users, agents and runs that have memories
     DELETE /v2/entities/{type}/{name}/        delete an entity's memories (also /v1/entities/…)
     PUT/DELETE /v1/batch/                     batch update / delete (up to 1000 ids; all checked first)
+    POST /v1/memories/, GET /v1/memories/, POST /v2/memories/, POST /v1|v2/memories/search/
+                                              the same for SDKs before v3 (mem0ai 2.x, Mastra's mem0):
+                                              identity at the top level, v1.0 answers (bare lists)
+                                              unless output_format=v1.1
 
 The platform's filters become memstore filters (memstore/server/platform_shapes.py). The org and
 project ids the SDK reads from the ping are fixed ("memstore", "default"); ids sent back are
@@ -88,20 +92,27 @@ class PlatformAdd(_Body):
     async_mode: Optional[bool] = Field(None, description="Accepted: memstore answers once the add is committed.")
 
 
-class PlatformList(_Body):
+class _Scoped(_Body):
+    user_id: Ident = Field(None, description="SDKs before v3: the identity at the top level (ANDed with filters).")
+    agent_id: Ident = None
+    run_id: Ident = None
+    app_id: Ident = None
     filters: Filters = None
+    output_format: Optional[Annotated[str, Field(pattern=r"^v1\.[01]$")]] = Field(
+        None, description="v1.0: a bare list; v1.1: {\"results\": [...]} (the default on /v3/ paths).")
+
+
+class PlatformList(_Scoped):
     show_expired: Optional[bool] = None
 
 
-class PlatformSearch(_Body):
+class PlatformSearch(_Scoped):
     query: Annotated[str, Field(pattern=NAME_PATTERN, max_length=10_000)]
-    filters: Filters = None
     top_k: Optional[Annotated[int, Field(ge=1, le=1000)]] = None
     threshold: Optional[Annotated[float, Field(ge=0, le=1)]] = None
     metadata: Optional[Dict[str, Any]] = Field(None, description="Metadata that results must carry (ANDed).")
     categories: Optional[List[str]] = Field(None, description="Values of the metadata key categories (ANDed).")
     show_expired: Optional[bool] = None
-    output_format: Optional[str] = Field(None, description="v1.0: a bare list; otherwise {\"results\": [...]}.")
 
 
 class PlatformUpdate(_Body):
@@ -124,12 +135,28 @@ class PlatformBatch(_Body):
 
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
 IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
+PageQuery = Annotated[Optional[int], QueryParam(ge=1, le=100_000)]
+PageSizeQuery = Annotated[Optional[int], QueryParam(ge=1, le=1000)]
 EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
 EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]
 
 
 def _json(value: Any) -> Response:
     return Response(dumps(value), media_type="application/json", headers={RESULT_KIND: "json"})
+
+
+def _v10(output_format: Any, legacy: bool) -> bool:
+    """Answer a bare list (output format v1.0): asked for, or the default of the paths before v3."""
+    return output_format == "v1.0" or (legacy and output_format != "v1.1")
+
+
+def _filters(body: _Scoped) -> Dict[str, Any]:
+    """The memstore filter of a read: the platform filters ANDed with any top-level identity."""
+    conds: List[Dict[str, Any]] = [{k: getattr(body, k)} for k in ("user_id", "agent_id", "run_id", "app_id")
+                                   if getattr(body, k)]
+    if body.filters:
+        conds.append(body.filters)
+    return translate_filters({"AND": conds} if conds else None)
 
 
 def not_supported(feature: str) -> NotSupportedError:
@@ -155,8 +182,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
         return _json({"status": "ok", "message": "memstore: the key is valid", "org_id": ORG_ID,
                       "project_id": PROJECT_ID, "user_email": None})
 
-    @app.post("/v3/memories/add/", summary="Add memories (mem0 platform)", **kw)
-    def platform_add(body: PlatformAdd) -> Response:
+    def do_add(body: PlatformAdd, legacy: bool) -> Response:
         extra = body.model_extra or {}
         for name in REFUSED_ADD_OPTIONS:
             if extra.get(name):
@@ -181,36 +207,63 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
             params["infer"] = body.infer
         messages = ([{"role": "user", "content": body.messages}] if isinstance(body.messages, str)
                     else [m.model_dump(exclude_none=True) for m in body.messages])
-        out = add(messages,
-                  **{k: v for k, v in params.items() if v is not None})
+        out = add(messages, **{k: v for k, v in params.items() if v is not None})
         results = [platform_added(r) for r in out.get("results", [])]
         answer: Dict[str, Any] = {"results": results}
         run = out.get("extraction") or {}
         if run.get("id"):
             answer.update(event_id=run["id"], status="SUCCEEDED")
-        if extra.get("output_format") == "v1.0":
-            return _json(results)
-        return _json(answer)
+        return _json(results if _v10(extra.get("output_format"), legacy) else answer)
+
+    @app.post("/v3/memories/add/", summary="Add memories (mem0 platform)", **kw)
+    def platform_add(body: PlatformAdd) -> Response:
+        return do_add(body, legacy=False)
+
+    @app.post("/v1/memories/", summary="Add memories (mem0 platform, SDKs before v3: v1.0 answers unless "
+                                       "output_format=v1.1)", **kw)
+    def platform_add_v1(body: PlatformAdd) -> Response:
+        return do_add(body, legacy=True)
+
+    def listed(filters: Dict[str, Any], route: str, show_expired: bool, page: Optional[int],
+               page_size: Optional[int], path: str, legacy: bool, output_format: Optional[str]) -> Response:
+        scope_of(filters, route)
+        rows = memory.get_all(filters=filters, top_k=LIST_CAP, show_expired=show_expired).get("results", [])
+        if legacy and page is None and page_size is None:
+            results = [platform_memory(r) for r in rows]
+            return _json(results if _v10(output_format, legacy) else {"results": results})
+        page, page_size = page or 1, page_size or PAGE_SIZE
+        start = (page - 1) * page_size
+        return _json({"count": len(rows), "results": [platform_memory(r) for r in rows[start:start + page_size]],
+                      "next": f"{path}?page={page + 1}&page_size={page_size}" if start + page_size < len(rows)
+                      else None,
+                      "previous": f"{path}?page={page - 1}&page_size={page_size}" if page > 1 else None})
 
     @app.post("/v3/memories/", summary="Get all memories of a filter, paged (mem0 platform)", **kw)
-    def platform_get_all(body: Optional[PlatformList] = Body(None),
-                         page: Annotated[int, QueryParam(ge=1, le=100_000)] = 1,
-                         page_size: Annotated[int, QueryParam(ge=1, le=1000)] = PAGE_SIZE) -> Response:
+    def platform_get_all(body: Optional[PlatformList] = Body(None), page: PageQuery = None,
+                         page_size: PageSizeQuery = None) -> Response:
         body = body or PlatformList()
-        filters = translate_filters(body.filters)
-        scope_of(filters, "POST /v3/memories/")
-        out = memory.get_all(filters=filters, top_k=LIST_CAP, show_expired=bool(body.show_expired))
-        rows = out.get("results", [])
-        start = (page - 1) * page_size
-        chunk = rows[start:start + page_size]
-        return _json({"count": len(rows), "results": [platform_memory(r) for r in chunk],
-                      "next": f"/v3/memories/?page={page + 1}&page_size={page_size}"
-                      if start + page_size < len(rows) else None,
-                      "previous": f"/v3/memories/?page={page - 1}&page_size={page_size}" if page > 1 else None})
+        return listed(_filters(body), "POST /v3/memories/", bool(body.show_expired), page, page_size,
+                      "/v3/memories/", False, body.output_format)
 
-    @app.post("/v3/memories/search/", summary="Search memories (mem0 platform)", **kw)
-    def platform_search(body: PlatformSearch) -> Response:
-        filters = translate_filters(body.filters)
+    @app.post("/v2/memories/", summary="Get all memories of a filter (mem0 platform, SDKs before v3)", **kw)
+    def platform_get_all_v2(body: Optional[PlatformList] = Body(None), page: PageQuery = None,
+                            page_size: PageSizeQuery = None) -> Response:
+        body = body or PlatformList()
+        return listed(_filters(body), "POST /v2/memories/", bool(body.show_expired), page, page_size,
+                      "/v2/memories/", True, body.output_format)
+
+    @app.get("/v1/memories/", summary="Get all memories of a scope (mem0 platform, SDKs before v3)", **kw)
+    def platform_get_all_v1(user_id: IdentityQuery = None, agent_id: IdentityQuery = None,
+                            run_id: IdentityQuery = None, app_id: IdentityQuery = None, page: PageQuery = None,
+                            page_size: PageSizeQuery = None,
+                            output_format: Annotated[Optional[str], QueryParam(pattern=r"^v1\.[01]$")] = None
+                            ) -> Response:
+        body = PlatformList(user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
+        return listed(_filters(body), "GET /v1/memories/", False, page, page_size, "/v1/memories/", True,
+                      output_format)
+
+    def do_search(body: PlatformSearch, route: str, legacy: bool) -> Response:
+        filters = _filters(body)
         extra_conds = []
         if body.metadata:
             extra_conds.append(translate_filters({"metadata": body.metadata}))
@@ -218,14 +271,26 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
             extra_conds.append({"categories": {"contains": cat}})
         if extra_conds:
             filters["AND"] = list(filters.get("AND", [])) + extra_conds
-        scope_of(filters, "POST /v3/memories/search/")
+        scope_of(filters, route)
         params: Dict[str, Any] = {"filters": filters, "show_expired": bool(body.show_expired)}
         if body.top_k is not None:
             params["top_k"] = body.top_k
         if body.threshold is not None:
             params["threshold"] = body.threshold
         results = [platform_memory(r) for r in memory.search(body.query, **params).get("results", [])]
-        return _json(results if body.output_format == "v1.0" else {"results": results})
+        return _json(results if _v10(body.output_format, legacy) else {"results": results})
+
+    @app.post("/v3/memories/search/", summary="Search memories (mem0 platform)", **kw)
+    def platform_search(body: PlatformSearch) -> Response:
+        return do_search(body, "POST /v3/memories/search/", legacy=False)
+
+    @app.post("/v2/memories/search/", summary="Search memories (mem0 platform, SDKs before v3)", **kw)
+    def platform_search_v2(body: PlatformSearch) -> Response:
+        return do_search(body, "POST /v2/memories/search/", legacy=True)
+
+    @app.post("/v1/memories/search/", summary="Search memories (mem0 platform, SDKs before v3)", **kw)
+    def platform_search_v1(body: PlatformSearch) -> Response:
+        return do_search(body, "POST /v1/memories/search/", legacy=True)
 
     @app.get("/v1/memories/{memory_id}/", summary="Get a memory (mem0 platform)", **kw)
     def platform_get(memory_id: MemoryIdPath) -> Response:

@@ -5,6 +5,7 @@
 // throws (exit code 1) at the first answer that is not what the platform SDK promises.
 import assert from "node:assert/strict";
 import MemoryClient from "mem0ai";
+import LegacyClient from "mem0ai-v2";          // mem0ai 2.x (what Mastra's @mastra/mem0 uses): the v1 / v2 paths
 import { addMemories, createMem0, getMemories, retrieveMemories, searchMemories } from "@mem0/vercel-ai-provider";
 import { generateText } from "ai";
 
@@ -155,6 +156,20 @@ ok("vercel-ai-provider retrieveMemories");
 const searched = await searchMemories("Kyoto", cfg);
 assert.ok(searched.results.some((m) => m.memory.includes("Kyoto")));
 ok("vercel-ai-provider searchMemories");
+
+// mem0ai 2.x, unchanged: /v1/memories/ (add, get all), /v1/ and /v2/memories/search/, /v2/memories/.
+const legacy = new LegacyClient({ apiKey: process.env.MEMSTORE_TOKEN, host });
+const v1added = await legacy.add([{ role: "user", content: "I swim every Tuesday" }], { user_id: "js-legacy", infer: false });
+assert.equal(v1added[0].memory, "I swim every Tuesday");                 // v1.0: a bare list
+const v1found = await legacy.search("swim", { user_id: "js-legacy" });
+assert.deepEqual(v1found.map((m) => m.memory), ["I swim every Tuesday"]);
+const v2found = await legacy.search("swim", { api_version: "v2", filters: { AND: [{ user_id: "js-legacy" }] } });
+assert.deepEqual(v2found.map((m) => m.id), [v1added[0].id]);
+const v1all = await legacy.getAll({ user_id: "js-legacy" });
+assert.deepEqual(v1all.map((m) => m.id), [v1added[0].id]);
+const v2all = await legacy.getAll({ api_version: "v2", filters: { user_id: "js-legacy" }, page: 1, page_size: 10 });
+assert.equal(v2all.count, 1);
+ok("mem0ai 2.x add / search / getAll");
 
 // The provider's language model: it stores the prompt in memstore, searches memstore for memories and
 // puts them in the system prompt of the LLM call (an OpenAI-compatible scripted server, OPENAI_BASE_URL,
