@@ -30,115 +30,30 @@ the SDKs raise as their `MemoryError` with memstore's message.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Dict, List, Optional, Union
+from typing import Annotated, Any, Callable, Dict, List, Optional
 
-from fastapi import Body, FastAPI, Path as PathParam, Query as QueryParam, Request
+from fastapi import Body, FastAPI, Query as QueryParam
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memstore.core.errors import (FilterError, IdentityError, InvalidInputError, NotFoundError, NotSupportedError,
-                                  ScopeViolation)
+from memstore.core.errors import IdentityError, InvalidInputError, NotFoundError, ScopeViolation
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, valid_unicode
+from memstore.server.platform_models import (EntityName, EntityType, IdentityQuery, MemoryIdPath, PageQuery,
+                                             PageSizeQuery, PlatformAdd, PlatformBatch, PlatformList, PlatformSearch,
+                                             PlatformUpdate, ScopedRead)
 from memstore.server.platform_openapi import document_platform
+from memstore.server.platform_refusals import UNSUPPORTED, mount_unsupported, not_supported
 from memstore.server.platform_shapes import (ENTITY_TYPES, platform_added, platform_entities, platform_history,
                                              platform_memory, translate_filters)
 from memstore.wire.format import RESULT_KIND, dumps
 
 TAG = "mem0 platform"
-UNSUPPORTED_TAG = "mem0 platform: not supported"
 ORG_ID, PROJECT_ID = "memstore", "default"
-MAX_BATCH = 1000
 LIST_CAP = 100_000                  # get all reads at most this many memories of a scope to page them
 PAGE_SIZE = 100
 
 # add() options of the platform that shape extraction in ways memstore does not offer
 REFUSED_ADD_OPTIONS = ("custom_categories", "custom_instructions", "agent_custom_instructions",
                        "structured_data_schema", "includes", "excludes")
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="allow")       # the SDKs' other fields (output_format, version, org_id...)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _unicode(cls, data: Any) -> Any:
-        return valid_unicode(data)
-
-
-Ident = Optional[Annotated[str, Field(pattern=NAME_PATTERN, max_length=200)]]
-Filters = Optional[Dict[str, Any]]
-
-
-class PlatformMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Annotated[str, Field(min_length=1, max_length=100)]
-    content: Union[Annotated[str, Field(pattern=NAME_PATTERN)], Dict[str, Any], List[Any]]
-
-
-class PlatformAdd(_Body):
-    messages: Union[Annotated[List[PlatformMessage], Field(min_length=1)], Annotated[str, Field(pattern=NAME_PATTERN)]] = \
-        Field(..., description="The conversation to remember (a string is one user message).")
-    user_id: Ident = None
-    agent_id: Ident = None
-    run_id: Ident = None
-    app_id: Ident = Field(None, description="Kept as the metadata key app_id.")
-    filters: Filters = Field(None, description="Identity as filters ({\"user_id\": ...}), as SDK options send it.")
-    metadata: Optional[Dict[str, Any]] = None
-    infer: Optional[bool] = None
-    timestamp: Optional[Annotated[int, Field(ge=0, le=4_102_444_800)]] = Field(
-        None, description="When the conversation happened (epoch seconds).")
-    expiration_date: Optional[str] = None
-    async_mode: Optional[bool] = Field(None, description="Accepted: memstore answers once the add is committed.")
-
-
-class _Scoped(_Body):
-    user_id: Ident = Field(None, description="SDKs before v3: the identity at the top level (ANDed with filters).")
-    agent_id: Ident = None
-    run_id: Ident = None
-    app_id: Ident = None
-    filters: Filters = None
-    output_format: Optional[Annotated[str, Field(pattern=r"^v1\.[01]$")]] = Field(
-        None, description="v1.0: a bare list; v1.1: {\"results\": [...]} (the default on /v3/ paths).")
-
-
-class PlatformList(_Scoped):
-    show_expired: Optional[bool] = None
-
-
-class PlatformSearch(_Scoped):
-    query: Annotated[str, Field(pattern=NAME_PATTERN, max_length=10_000)]
-    top_k: Optional[Annotated[int, Field(ge=1, le=1000)]] = None
-    threshold: Optional[Annotated[float, Field(ge=0, le=1)]] = None
-    metadata: Optional[Dict[str, Any]] = Field(None, description="Metadata that results must carry (ANDed).")
-    categories: Optional[List[str]] = Field(None, description="Values of the metadata key categories (ANDed).")
-    show_expired: Optional[bool] = None
-
-
-class PlatformUpdate(_Body):
-    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    metadata: Optional[Dict[str, Any]] = None
-    expiration_date: Optional[str] = None
-    timestamp: Optional[Any] = Field(None, description="Refused: memstore keeps when a memory was written.")
-
-
-class BatchItem(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    memory_id: Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
-    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    metadata: Optional[Dict[str, Any]] = None
-
-
-class PlatformBatch(_Body):
-    memories: Annotated[List[BatchItem], Field(min_length=1, max_length=MAX_BATCH)]
-
-
-MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
-IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
-PageQuery = Annotated[Optional[int], QueryParam(ge=1, le=100_000)]
-PageSizeQuery = Annotated[Optional[int], QueryParam(ge=1, le=1000)]
-EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
-EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]
 
 
 def _json(value: Any) -> Response:
@@ -150,20 +65,13 @@ def _v10(output_format: Any, legacy: bool) -> bool:
     return output_format == "v1.0" or (legacy and output_format != "v1.1")
 
 
-def _filters(body: _Scoped) -> Dict[str, Any]:
+def _filters(body: ScopedRead) -> Dict[str, Any]:
     """The memstore filter of a read: the platform filters ANDed with any top-level identity."""
     conds: List[Dict[str, Any]] = [{k: getattr(body, k)} for k in ("user_id", "agent_id", "run_id", "app_id")
                                    if getattr(body, k)]
     if body.filters:
         conds.append(body.filters)
     return translate_filters({"AND": conds} if conds else None)
-
-
-def not_supported(feature: str) -> NotSupportedError:
-    """The one answer for a platform feature memstore does not have."""
-    return NotSupportedError(f"{feature} is a mem0 platform feature that memstore does not support",
-                             hint="see \"Moving from mem0\" in memstore's README for what the platform SDKs can do "
-                                  "against memstore", feature=feature)
 
 
 def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], access: Any, auth: list) -> None:
@@ -381,62 +289,9 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
             memory.delete(mid)
         return _json({"message": f"Successfully deleted {len(body.memories)} memories"})
 
-    _mount_unsupported(app, auth)
+    mount_unsupported(app, auth)
 
 
 def document_platform_routes(app: FastAPI) -> None:
     """Put the platform routes' rules and answers in the OpenAPI document (after `document_api`)."""
     document_platform(app, UNSUPPORTED)
-
-
-# (method, path, feature) of the platform features memstore answers as not supported
-UNSUPPORTED = (
-    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/", "organisations and projects"),
-    ("POST", "/api/v1/orgs/organizations/{org_id}/projects/", "organisations and projects"),
-    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "organisations and projects"),
-    ("PATCH", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "project settings (custom instructions "
-                                                                            "and categories)"),
-    ("DELETE", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/", "organisations and projects"),
-    ("GET", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
-    ("POST", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
-    ("PUT", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
-    ("DELETE", "/api/v1/orgs/organizations/{org_id}/projects/{project_id}/members/", "project members"),
-    ("GET", "/api/v1/webhooks/projects/{project_id}/", "webhooks"),
-    ("POST", "/api/v1/webhooks/projects/{project_id}/", "webhooks"),
-    ("PUT", "/api/v1/webhooks/{webhook_id}/", "webhooks"),
-    ("DELETE", "/api/v1/webhooks/{webhook_id}/", "webhooks"),
-    ("POST", "/v1/exports/", "memory exports"),
-    ("POST", "/v1/exports/get/", "memory exports"),
-    ("POST", "/v1/summary/", "summaries"),
-    ("POST", "/v1/feedback/", "feedback"),
-    ("GET", "/v1/event/{event_id}/", "add events (memstore commits an add before answering: its answer holds "
-                                     "the memories)"),
-    ("GET", "/v2/entities/user/{entity_id}/profile/", "user profiles"),
-    ("POST", "/v2/profiles/jobs/", "user profiles"),
-    ("GET", "/v2/profiles/jobs/{job_id}/", "user profiles"),
-    ("GET", "/v2/profiles/settings/", "user profiles"),
-    ("POST", "/v2/profiles/settings/", "user profiles"),
-)
-
-
-def _mount_unsupported(app: FastAPI, auth: list) -> None:
-    for method, path, feature in UNSUPPORTED:
-        app.add_api_route(path, _refusal(path, feature), methods=[method], dependencies=auth, tags=[UNSUPPORTED_TAG],
-                          name="unsupported " + method + " " + path,
-                          summary=f"Not supported by memstore: {feature.split(' (')[0]} (mem0 platform)",
-                          description="Answers 501 NotSupportedError.")
-
-
-def _refusal(path: str, feature: str) -> Callable[..., Response]:
-    """An endpoint that takes `path`'s parameters and refuses `feature`."""
-    import inspect
-    import re
-
-    def endpoint(**_: Any) -> Response:
-        raise not_supported(feature)
-
-    names = re.findall(r"{([a-z_]+)}", path)
-    endpoint.__signature__ = inspect.Signature([    # type: ignore[attr-defined]
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY,
-                          annotation=Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]) for n in names])
-    return endpoint
