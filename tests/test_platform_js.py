@@ -58,7 +58,7 @@ def test_npm_sdk_and_vercel_provider_against_memstore_serve(tmp_path):
         done = {d["method"]: d["status"] for d in map(json.loads, out.stdout.splitlines()) if d}
         # what the scenario checked, method by method (a method it skipped would be missing here)
         works = {"ping", "add", "get", "getAll", "search", "update", "history", "users", "batchUpdate", "batchDelete",
-                 "delete", "deleteAll", "deleteUsers", "scoped token",
+                 "delete", "deleteAll", "deleteUsers", "deleteUser", "scoped token",
                  "vercel-ai-provider addMemories + getMemories", "vercel-ai-provider retrieveMemories",
                  "vercel-ai-provider searchMemories", "vercel-ai-provider createMem0 + generateText",
                  "mem0ai 2.x add / search / getAll"}

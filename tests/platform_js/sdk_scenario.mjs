@@ -114,6 +114,11 @@ await client.deleteUsers({ userId: "js-dan" });
 assert.equal((await client.getAll({ filters: { user_id: "js-dan" } })).count, 0);
 ok("deleteUsers");
 
+await client.add([{ role: "user", content: "Erin paints at night" }], { userId: "js-erin", infer: false });
+await client.deleteUser({ entity_id: "js-erin", entity_type: "user" });      // deprecated: /v1/entities/...
+assert.equal((await client.getAll({ filters: { user_id: "js-erin" } })).count, 0);
+ok("deleteUser");
+
 // A token scoped to js-alice, through the SDK: its own memories only.
 const alice = new MemoryClient({ apiKey: process.env.MEMSTORE_ALICE_TOKEN, host });
 const mine = await alice.add([{ role: "user", content: "Alice grows tomatoes" }], { userId: "js-alice", infer: false });
