@@ -12,6 +12,7 @@ schemathesis = pytest.importorskip("schemathesis")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis.errors import Unsatisfiable  # noqa: E402
+from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.generation import GenerationMode  # noqa: E402
 
 from memstore import Memory  # noqa: E402
@@ -41,12 +42,19 @@ def test_every_operation_conforms(api_schema, mode, tmp_path, monkeypatch):
     failures = []
     for result in api_schema.get_all_operations():
         operation = result.ok()
+        # mem0 platform features memstore does not have answer a documented 501 NotSupportedError:
+        # there (only) a 5xx is allowed, and it must be exactly that
+        refuses = "501" in operation.definition.raw.get("responses", {})
 
         @given(case=operation.as_strategy(generation_mode=mode))
         @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                   database=None)
         def check(case):
-            case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})
+            response = case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"},
+                                              excluded_checks=[not_a_server_error] if refuses else None)
+            if refuses and response.status_code >= 500:
+                assert response.status_code == 501 and response.json()["error"]["type"] == "NotSupportedError", \
+                    (response.status_code, response.text[:300])
 
         try:
             check()
@@ -64,7 +72,8 @@ def test_document_is_complete(api_schema, app):
     ops = [(p, m, op) for p, methods in doc["paths"].items() for m, op in methods.items()]
     assert len(ops) >= 35
     for path, method, op in ops:
-        if path.startswith("/v1/") and path != "/v1/ingest_upload":
+        if path.startswith("/v1/") and path != "/v1/ingest_upload" and not any(
+                t.startswith("mem0 platform") for t in op.get("tags", [])):
             body = op["requestBody"]["content"]["application/json"]["schema"]
             assert body["properties"]["kwargs"]["$ref"].endswith("_arguments"), path
         if path != "/health":

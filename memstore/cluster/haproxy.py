@@ -5,9 +5,10 @@ How a request finds its shard (first that applies):
 1. `X-Memstore-Slot: <0..1023>` (the memstore client sends it on every scoped call) or
    `X-Memstore-Shard: <i>` (the client's fan-out to every shard);
 2. MCP: the user of `/mcp/<client>/<user>`, else the `X-Memstore-User` header on `/mcp`;
-3. `user_id` in the query string, in a JSON body (mem0's REST shapes) or in its `kwargs` (`/v1/<method>`);
-4. for calls that create a scope's rows (`POST /memories`, `/v1/add`, `/v1/ingest`, `/v1/ingest_upload`)
-   without a user: `agent_id`, else `run_id`, from the same places.
+3. `user_id` in the query string, in a JSON body (mem0's REST shapes), in its `kwargs` (`/v1/<method>`)
+   or in its `filters` (mem0's platform SDK: the root, or the root AND's first two conditions);
+4. for calls that create a scope's rows (`POST /memories`, `/v1/add`, `/v1/ingest`, `/v1/ingest_upload`,
+   `/v3/memories/add/`) without a user: `agent_id`, else `run_id`, from the same places.
 HAProxy turns the key into its slot with `crc32,and(1023)` (the same CRC-32 as Python's zlib) and the
 config lists each shard's slots (jump consistent hash, memstore/cluster/placement.py). A request with
 no key gets a 400 whose JSON body is memstore's IdentityError; a shard whose health checks fail gets a
@@ -29,7 +30,9 @@ SLOT_HEADER = "x-memstore-slot"
 SHARD_HEADER = "x-memstore-shard"
 INTS_PER_LINE = 48              # HAProxy allows 64 words on a config line
 # Calls that create a scope's rows: routed by agent_id / run_id when they name no user.
-CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload")
+CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload", "/v3/memories/add/")
+# mem0's platform SDK names the user in its filters: at the root, or in the root AND's first conditions
+PLATFORM_KEYS = ("$.filters.{key}", "$.filters.AND[0].{key}", "$.filters.AND[1].{key}")
 
 
 def shard_address(url: str) -> tuple[str, bool]:
@@ -97,13 +100,16 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
         "    http-request set-var(txn.key) url_param(user_id),url_dec(1) if !has_slot !has_key",
         "    http-request set-var(txn.key) req.body,json_query('$.user_id') if !has_slot !has_key",
         "    http-request set-var(txn.key) req.body,json_query('$.kwargs.user_id') if !has_slot !has_key",
+        *(f"    http-request set-var(txn.key) req.body,json_query('{p.format(key='user_id')}') if !has_slot !has_key"
+          for p in PLATFORM_KEYS),
         "    # 4. calls that create a scope's rows, without a user: agent_id, else run_id",
         f"    acl creates method POST",
         f"    acl creates_path path {' '.join(CREATING_PATHS)}",
     ]
     for key in ("agent_id", "run_id"):
         for fetch in (f"url_param({key}),url_dec(1)", f"req.body,json_query('$.{key}')",
-                      f"req.body,json_query('$.kwargs.{key}')"):
+                      f"req.body,json_query('$.kwargs.{key}')",
+                      *(f"req.body,json_query('{p.format(key=key)}')" for p in PLATFORM_KEYS)):
             lines.append(f"    http-request set-var(txn.key) {fetch} if !has_slot !has_key creates creates_path")
     lines += [
         "    http-request set-var(txn.slot) var(txn.key),crc32,and(1023) if !has_slot has_key",
@@ -114,7 +120,7 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
         for start in range(0, len(slots), INTS_PER_LINE):
             chunk = " ".join(str(s) for s in slots[start:start + INTS_PER_LINE])
             lines.append(f"    acl to_shard{i} var(txn.slot) -m int {chunk}")
-    lines.append("    acl any_shard_path path /docs /openapi.json /health")
+    lines.append("    acl any_shard_path path /docs /openapi.json /health /v1/ping/")
     lines.append(_error(
         "IdentityError", "the cluster balancer cannot tell which shard this request is for: it names no user",
         "send user_id (query string, JSON body or MCP path /mcp/CLIENT/USER); reads without a user span every "

@@ -240,6 +240,12 @@ class MissingFileError(MemstoreError, FileNotFoundError):
     FileNotFoundError)."""
 
 
+class NotSupportedError(MemstoreError):
+    """A mem0 platform feature memstore does not have (webhooks, organisations and projects,
+    exports, summaries, feedback, profiles, custom categories...): the server answers 501 and the
+    message names the feature. Fields: feature."""
+
+
 # -- many shards behind one balancer (issue 28) -------------------------------------------------
 class WrongShardError(ServerError):
     """A shard (`memstore serve --shard i/N`) was asked about a scope another shard owns; nothing

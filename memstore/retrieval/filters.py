@@ -9,9 +9,16 @@
 Traceback (most recent call last):
 ...
 memstore.core.errors.FilterError: filters need at least one identity key at the top level — add {"user_id": ...} (or agent_id / run_id): search never runs across users
+
+"@" keys read the memory's own columns: `@id`, `@memory` (its text), `@created_at`, `@updated_at`,
+`@valid_from` (times: ISO-8601 text, a date or epoch seconds, compared in UTC):
+
+>>> compile_filters({"user_id": "a", "@created_at": {"gte": "2025-01-01T00:00:00Z"}, "@id": {"in": ["m1"]}})[:2]
+('m.user_id = $f0 AND m.created_at >= $f1 AND LIST_CONTAINS($f2, m.id)', {'f0': 'a', 'f1': datetime.datetime(2025, 1, 1, 0, 0), 'f2': ['m1']})
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -22,6 +29,10 @@ from memstore.core.identity import IDENTITY_KEYS
 
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "icontains")
 COLUMN_KEYS = IDENTITY_KEYS + ("actor_id", "role", "attributed_to")
+# "@name" keys read the memory's own columns (never metadata): its id, its text, and when it was
+# written / last changed / became true (values: ISO-8601 text, a date or epoch seconds).
+MEMORY_COLUMNS = {"@id": "id", "@memory": "memory"}
+TIME_COLUMNS = {"@created_at": "created_at", "@updated_at": "updated_at", "@valid_from": "valid_from"}
 
 
 # "$.a.b", "$.a[0]", '$."a b"' (a quoted key: no quote, backslash or control character; what DuckDB binds)
@@ -43,6 +54,8 @@ class _Compiler:
         return exp.Placeholder(this=name)
 
     def field(self, key: str, numeric: bool) -> exp.Expression:
+        if key in MEMORY_COLUMNS or key in TIME_COLUMNS:
+            return exp.column(MEMORY_COLUMNS.get(key) or TIME_COLUMNS[key], table=self.alias)
         if key in COLUMN_KEYS:
             col = exp.column(key, table=self.alias)  # VARCHAR: a number compares after TRY_CAST, as metadata does
             return exp.TryCast(this=col, to=exp.DataType.build("DOUBLE")) if numeric else col
@@ -64,6 +77,8 @@ class _Compiler:
             if op not in OPERATORS:
                 raise FilterError(f"unknown filter operator {op!r} on {key!r}",
                                   hint=f"use one of {', '.join(OPERATORS)}", key=key, operator=op)
+            if key in TIME_COLUMNS:
+                value = _time_value(key, op, value)
             numeric = op in ("gt", "gte", "lt", "lte") and isinstance(value, (int, float)) and not isinstance(value, bool)
             col = self.field(key, numeric)
             if isinstance(value, bool):
@@ -81,6 +96,10 @@ class _Compiler:
                 if None in value:  # None in the list means "the key is missing", as eq None does
                     cond = exp.paren(exp.or_(cond, exp.Is(this=col, expression=exp.null())))
                 parts.append(exp.Not(this=cond) if op == "nin" else cond)
+                continue
+            if isinstance(value, dt.datetime):      # a time column's bound value
+                cls = {"eq": exp.EQ, "ne": exp.NullSafeNEQ, "gt": exp.GT, "gte": exp.GTE, "lt": exp.LT, "lte": exp.LTE}
+                parts.append(cls[op](this=col, expression=self.param(value)))
                 continue
             if value is not None and not isinstance(value, (str, int, float)):
                 raise FilterError(f"filter value for {key!r} must be a string or number, got {type(value).__name__}")
@@ -127,6 +146,22 @@ class _Compiler:
             else:
                 parts.append(self.condition(key, spec))
         return exp.and_(*parts) if parts else None
+
+
+def _time_value(key: str, op: str, value: Any) -> Any:
+    """The datetime a time column is compared with (naive UTC, as stored); None stays None."""
+    from memstore.core.errors import TimeParseError
+    from memstore.core.timeutil import parse_time
+
+    if op not in ("eq", "ne", "gt", "gte", "lt", "lte"):
+        raise FilterError(f"operator {op!r} does not apply to the time {key!r}",
+                          hint="use eq, ne, gt, gte, lt or lte with an ISO-8601 time, a date or epoch seconds", key=key)
+    if value is None:
+        return None
+    try:
+        return parse_time(value, key)
+    except TimeParseError as exc:
+        raise FilterError(f"filter on {key!r}: {exc.args[0]}", key=key) from None
 
 
 def _scalar(v: Any) -> str:

@@ -30,6 +30,7 @@ from memstore.server.auth import Access
 from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
 from memstore.server.openapi import as_call, call_arguments, document_api
+from memstore.server.platform_routes import document_platform_routes, mount_platform_routes
 from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
                                             check_json_upload, valid_unicode)
 
@@ -40,7 +41,8 @@ _STATUS = (("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401
            ("MissingFileError", 404), ("StoreBusyError", 409), ("StoreLockedError", 423),
            ("LLMUnavailableError", 503), ("ServerUnavailableError", 503), ("WrongShardError", 421),
            ("ConfigError", 400), ("IdentityError", 400), ("FilterError", 400),
-           ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502))
+           ("ExportError", 400), ("TimeParseError", 400), ("StoreWriteError", 500), ("LLMError", 502),
+           ("NotSupportedError", 501))
 _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundError: 404, PermissionError: 403}
 
 
@@ -231,6 +233,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         memory.reset()
         return _json({"message": "All memories reset"})
 
+    # -- mem0's platform paths (the mem0ai SDKs' MemoryClient with host= this server) -----------------
+    mount_platform_routes(app, memory, add, access, auth)
+
     # -- memstore's own API: one route per method ----------------------------------------------------
     for spec in METHODS.values():
         _add_method_route(app, memory, spec, auth, analyst_api, add)
@@ -268,6 +273,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
         else:
             mount_mcp(app, inner, token=token, authorize=access.mcp_authorize(_AddsThrough(inner, commit_add)))
     document_api(app)
+    document_platform_routes(app)
     return app
 
 

@@ -112,7 +112,7 @@ class Access:
             return ADMIN
         scheme, _, value = authorization.partition(" ")
         given = value.strip().encode("utf-8")
-        if scheme.lower() != "bearer" or not given:
+        if scheme.lower() not in ("bearer", "token") or not given:    # Token: mem0's platform SDKs
             raise AuthError("missing or wrong bearer token", hint=WRONG_TOKEN_HINT)
         if hmac.compare_digest(given, self._admin):
             return ADMIN
