@@ -29,7 +29,7 @@ SLOT_HEADER = "x-memstore-slot"
 SHARD_HEADER = "x-memstore-shard"
 INTS_PER_LINE = 48              # HAProxy allows 64 words on a config line
 # Calls that create a scope's rows: routed by agent_id / run_id when they name no user.
-CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload")
+CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload", "/v1/ingest_prepared", "/v1/ingest_known")
 
 
 def shard_address(url: str) -> tuple[str, bool]:

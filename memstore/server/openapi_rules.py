@@ -38,7 +38,8 @@ FRAME_NAMES = ("memories", "history", "entities", "postings", "keywords", "links
 CHANNELS = ("semantic", "keyword", "entity")
 SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 FORMATS = ("auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet")
-IDENTITY_REQUIRED = frozenset({"add", "delete_all", "timeline", "contradictions", "forget", "ingest", "create_token"})
+IDENTITY_REQUIRED = frozenset({"add", "delete_all", "timeline", "contradictions", "forget", "ingest", "create_token",
+                               "ingest_known", "ingest_prepared"})
 IDENTITY_OR_FILTERS = frozenset({"search", "explain_search", "get_all"})
 
 def _whole(value: Any) -> Any:
@@ -202,6 +203,11 @@ _BY_METHOD: Dict[tuple[str, str], Any] = {
     ("ingest", "max_message_chars"): Int(1, 10_000_000),
     ("ingest", "commit_messages"): Int(1, 1_000_000),
     ("ingest", "workers"): Optional[Int(0, 64)],
+    ("ingest_known", "format"): Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,40}$")],
+    ("ingest_known", "conversations"): Annotated[List[Dict[str, Any]], Field(max_length=100_000)],
+    ("ingest_prepared", "conversations"): Annotated[List[Dict[str, Any]], Field(max_length=100_000,
+        description="Conversations in the format memstore.ingest-conversation/1 (memstore/wire/prepared.py).")],
+    ("ingest_prepared", "ingest_id"): Optional[Annotated[str, Field(pattern=ID_PATTERN)]],
     ("ingest", "paths"): Union[Annotated[str, Field(pattern=NAME_PATTERN)],
                                Annotated[List[Annotated[str, Field(pattern=NAME_PATTERN)]], Field(min_length=1)]],
 }

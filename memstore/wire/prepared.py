@@ -18,7 +18,7 @@ conversation, format `memstore.ingest-conversation/1`:
         "extraction": {"status": "ok", "extractor": "heuristic", "model": null, "prompt_version": null,
                        "error": null, "raw": null, "latency_ms": 1.5},
         "facts": [{"text": "...", "attributed_to": "Ana", "role": "user", "sources": ["D1:1"],
-                   "valid_from": ISO|null, "expires_at": ISO|null, "kind": "state"|null,
+                   "valid_from": ISO|null, "expires_at": ISO|null, "kind": "state"|"event"|"said"|…|null,
                    "entities": [["Lisbon", "lisbon", "GPE"]], "terms": {"lisbon": 1},
                    "embedding": "<base64 of little-endian float32 × dim>"}]}]}
 
@@ -58,7 +58,7 @@ import numpy as np
 
 from memstore.core.errors import InvalidInputError, MemstoreError
 from memstore.core.identity import Scope, check_metadata
-from memstore.core.ids import new_id
+from memstore.core.ids import content_hash, new_id
 from memstore.core.model import AddOptions, AddState, Extraction, Fact, Message
 from memstore.ingest.plan import ConversationJob, message_id
 
@@ -67,7 +67,6 @@ MAX_TEXT = 1_000_000               # characters of one message or fact
 MAX_ITEMS = 100_000                # messages, adds or facts of one conversation
 _ROLES = frozenset({"user", "assistant", "system", "tool", "function"})
 _STATUSES = frozenset({"ok", "empty", "malformed", "llm_error"})
-_KINDS = frozenset({"state", "event", "transient"})
 _SLOT_MODES = frozenset({None, "always", "heuristic", "off"})
 _HINT = "send conversations as memstore.ray / memstore.wire.prepared.encode_conversation writes them"
 
@@ -216,9 +215,7 @@ def _facts(value: Any, where: str, by_key: dict[str, str], dim: int | None) -> l
             if key not in by_key:
                 raise _bad(f"{w}.sources[{j}]", f"{key!r} is not a message of this add")
             sources.append(by_key[key])
-        kind = d.get("kind")
-        if kind is not None and kind not in _KINDS:
-            raise _bad(f"{w}.kind", f"{kind!r} is not one of {sorted(_KINDS)}")
+        kind = _str(d.get("kind"), f"{w}.kind", optional=True, max_len=40)
         role = _str(d.get("role"), f"{w}.role", optional=True, max_len=20)
         entities = []
         for j, e in enumerate(_list(d.get("entities", []), f"{w}.entities", 10_000)):
@@ -232,7 +229,7 @@ def _facts(value: Any, where: str, by_key: dict[str, str], dim: int | None) -> l
             raise _bad(f"{w}.terms", "must map words to positive counts")
         if d["embedding"] is None:
             raise _bad(f"{w}.embedding", "is missing: a prepared fact carries its vector")
-        out.append(Fact(text=text, attributed_to=_str(d.get("attributed_to"), f"{w}.attributed_to", optional=True,
+        out.append(Fact(text=text, id=new_id(), hash=content_hash(text), attributed_to=_str(d.get("attributed_to"), f"{w}.attributed_to", optional=True,
                                                       max_len=1000),
                         role=role, source_message_ids=sources, kind=kind, entities=entities, terms=dict(terms),
                         valid_from=_when(d.get("valid_from"), f"{w}.valid_from"),
