@@ -260,9 +260,13 @@ class RayIngest:
         return report
 
     def _check_embedder(self) -> None:
+        """The workers embed as the store does: its embedder when none was asked for, else an error
+        saying which one to ask for."""
         from memstore.core.config import MemoryConfig
-        from memstore.providers.factory import build_embedder, spec_of_name
+        from memstore.providers.factory import build_embedder, embedder_spec, spec_of_name
 
+        if "embedder" not in self.config and spec_of_name(self.embedder):
+            self.config["embedder"] = embedder_spec(spec_of_name(self.embedder))
         name = build_embedder(MemoryConfig.from_dict(self.config).embedder).name
         if self.embedder is not None and name != self.embedder:
             spec = spec_of_name(self.embedder)
