@@ -105,6 +105,7 @@ class RayIngest:
         self.worker_cpu_s = 0.0
         self.worker_pids: set[int] = set()
         self._t_start = time.perf_counter()
+        self.owner_wait_s = 0.0                  # waited for an owner that did not answer (restarting)
 
     # -- reading and planning -----------------------------------------------------------------------
     def _report(self, scope: Scope) -> IngestReport:
@@ -237,7 +238,8 @@ class RayIngest:
             logging.getLogger("ray.data").setLevel(logging.WARNING)
             per_block = max(1, self.batch_conversations)
             ds = ray.data.from_items(rows, override_num_blocks=max(1, (len(rows) + per_block - 1) // per_block))
-            actors = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            blocks = ds.num_blocks() if hasattr(ds, "num_blocks") else len(rows)
+            actors = min(self.actors or max(1, int(ray.cluster_resources().get("CPU", 1))), max(1, blocks))
             out = ds.map_batches(
                 Preparer, batch_size=self.batch_conversations, compute=ray.data.ActorPoolStrategy(size=actors),
                 num_cpus=1,
@@ -254,6 +256,8 @@ class RayIngest:
         report.stages_s["prepare+commit"] = wall
         report.stages_cpu_s["driver"] = cpu
         report.stages_cpu_s["workers"] = self.worker_cpu_s
+        if self.owner_wait_s:
+            report.stages_s["owner unavailable (waited)"] = self.owner_wait_s
         report.stages_s["total"] = time.perf_counter() - self._t_start
         m = report.messages
         report.status = "done" if not (m["failed"] or any(f.get("error") for f in report.files)) else "done_with_problems"
@@ -339,6 +343,7 @@ class RayIngest:
                 if time.monotonic() + delay > deadline:
                     raise
                 retried = True
+                self.owner_wait_s += delay
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
