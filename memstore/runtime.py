@@ -6,6 +6,8 @@ whoever opens it (`Memory.__init__`), not every time a Runtime is built or copie
 from __future__ import annotations
 
 import threading
+import time
+from typing import Callable, TypeVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,9 @@ from memstore.core.config import MemoryConfig
 from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -25,6 +30,7 @@ class Runtime:
     _nlp: NLP | None = None
     _extractor: Extractor | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    model_epoch: int = 0          # odd while a re-embedding swaps vectors and model (governance/reembed.py)
 
     def __post_init__(self) -> None:
         if self.cache is None and self.db is not None:
@@ -49,3 +55,16 @@ class Runtime:
                 if self._extractor is None:
                     self._extractor = build_extractor(self.config.llm, nlp)
         return self._extractor
+
+    def one_model(self, search: Callable[[], T]) -> T:
+        """`search()` with the query embedded by the model that made the vectors it reads: run
+        again if a re-embedding swapped both while it ran (a seqlock on `model_epoch`)."""
+        for _ in range(1000):
+            epoch = self.model_epoch
+            if epoch % 2:                 # a swap is committing: wait for it
+                time.sleep(0.005)
+                continue
+            out = search()
+            if self.model_epoch == epoch:
+                return out
+        return search()
