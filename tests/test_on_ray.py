@@ -125,3 +125,22 @@ def test_two_shard_cluster_with_a_shard_down_at_the_start(local_ray, baseline, t
             for i, srv in enumerate(cluster.servers):     # each user's memories on its shard, none elsewhere
                 with MemoryClient(srv.url, token=cluster.token) as m:
                     assert _rows(m, user) == (rows[user] if i == shard_of({"user_id": user}, 2) else [])
+
+
+def test_reembed_on_ray_equals_a_store_built_with_local(local_ray, tmp_path):
+    from memstore.on_ray.reembed import ray_embed
+
+    built = {}
+    for name, cfg in (("h", CONFIG), ("l", {"embedder": {"provider": "local"}})):
+        built[name] = str(tmp_path / f"{name}.duckdb")
+        with Memory(built[name], config=cfg) as m:
+            m.ingest(FILES["carol"], user_id="carol", progress=False)
+    queries = ["who did carol meet", "what does dave do", "a trip"]
+    embed = ray_embed({"provider": "local"}, address=None, actors=2, dim=384, chunk=16)
+    with Memory(built["h"], config=CONFIG) as m:
+        out = m.reembed("local", batch=32, embed=embed)
+        assert out["status"] == "done" and out["memories"] > 0
+        got = [[(r["memory"], round(r["score"], 5)) for r in m.search(q, user_id="carol")["results"]] for q in queries]
+    with Memory(built["l"], config={"embedder": {"provider": "local"}}) as m:
+        want = [[(r["memory"], round(r["score"], 5)) for r in m.search(q, user_id="carol")["results"]] for q in queries]
+    assert got == want

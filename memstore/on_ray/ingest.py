@@ -302,7 +302,7 @@ class RayIngest:
     def _commit(self, scope: Scope, group: list[tuple[ConversationJob, str]], bar: Progress) -> None:
         report = self.reports[scope.key]
         bar.stage("commit", sum(job.n_new for job, _ in group))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         payload = [json.loads(text) for _, text in group]
         retried = False
         try:
@@ -313,8 +313,9 @@ class RayIngest:
                 fail(report, job, exc, stage="commit")
             bar.advance(sum(job.n_new for job, _ in group))
             return
-        finally:
+        finally:       # the owner's CPU when it is this process (a store path); else the client's
             report.stages_s["commit (owner)"] += time.perf_counter() - t0
+            report.stages_cpu_s["commit (owner)"] += time.process_time() - c0
         for (job, _), out in zip(group, answer["conversations"]):
             status = out["status"]
             if status == "stored" or (status == "already_ingested" and retried):
@@ -356,7 +357,7 @@ class RayIngest:
         for r in reports:
             out.files += r.files
             for name in ("conversations", "messages", "ignored_by_reason", "skipped_by_reason", "warnings_by_reason",
-                         "extraction_runs", "memories", "stages_s"):
+                         "extraction_runs", "memories", "stages_s", "stages_cpu_s"):
                 getattr(out, name).update(getattr(r, name))
             out.problems += r.problems
             out.problems_not_listed += r.problems_not_listed
