@@ -106,3 +106,14 @@ def test_bad_conversations_are_refused_with_the_field_named(served, change, wher
         with pytest.raises(InvalidInputError, match=where):
             m.ingest_prepared(payload, user_id="dora")
         assert m.sql("SELECT count(*) AS n FROM messages WHERE user_id = 'dora'")["n"][0] == 0
+
+
+def test_cli_on_ray_options_need_on_ray(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "memstore.cli", "ingest", LOCOMO, "--user", "x", "--to",
+                          str(tmp_path / "s.duckdb"), "--store", str(tmp_path / "s.duckdb")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--to and --actors go with --on-ray" in out.stderr
+    assert not (tmp_path / "s.duckdb").exists()
