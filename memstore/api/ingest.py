@@ -121,15 +121,16 @@ class IngestAPI:
 
         Returns `{"conversations": [{"conversation", "status": stored | already_ingested | failed,
         "messages", "error", "memories", "extraction_runs"}, ...]}` in the order given."""
+        from memstore.core.errors import PreparedConversationError
         from memstore.ingest.prepared_commit import commit_conversations
         from memstore.wire.prepared import decode_conversation
 
         scope = Scope.from_kwargs(user_id, agent_id, run_id)
         if not isinstance(conversations, list):
-            raise InvalidInputError("conversations must be a list of ingest conversations",
+            raise PreparedConversationError("conversations must be a list of ingest conversations",
                                     hint="see memstore/wire/prepared.py for the format")
-        if ingest_id is not None and (not isinstance(ingest_id, str) or not 0 < len(ingest_id) <= 100):
-            raise InvalidInputError("ingest_id must be a short text")
+        if ingest_id is not None and (not isinstance(ingest_id, str) or not 0 < len(ingest_id) <= 200):
+            raise InvalidInputError("ingest_id must be a short text (up to 200 characters)")
         embedder, dim = self._rt.db.meta("embedder"), self._rt.db.dim
         jobs = [decode_conversation(c, scope, dim=dim, embedder=embedder, prepared=True) for c in conversations]
         return {"conversations": commit_conversations(self._rt, scope, jobs, ingest_id=ingest_id)}

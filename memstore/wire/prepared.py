@@ -29,7 +29,7 @@ conversation and key), extraction run ids, fact ids and content hashes, the slot
 (read again at the write), and every decision of
 the write (duplicates, supersessions). `decode_conversation` checks every field (type, size, that
 each fact's sources are messages of its add, the vector's size and the embedder) and raises
-`InvalidInputError` naming the field.
+`PreparedConversationError` (an InvalidInputError; HTTP 409) naming the field.
 
 >>> import datetime as dt
 >>> from memstore.core.identity import Scope
@@ -45,7 +45,7 @@ each fact's sources are messages of its add, the vector's size and the embedder)
 >>> decode_conversation({**encode_conversation(job), "keys": ["k2"]}, Scope(user_id="ana"))
 Traceback (most recent call last):
 ...
-memstore.core.errors.InvalidInputError: ingest conversation: keys: must list each add's message keys once, in order — ...
+memstore.core.errors.PreparedConversationError: ingest conversation: keys: must list each add's message keys once, in order — ...
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from memstore.core.errors import InvalidInputError, MemstoreError
+from memstore.core.errors import MemstoreError, PreparedConversationError
 from memstore.core.identity import Scope, check_metadata
 from memstore.core.ids import content_hash, new_id
 from memstore.core.model import AddOptions, AddState, Extraction, Fact, Message
@@ -120,8 +120,8 @@ def encode_conversation(job: ConversationJob, *, embedder: str | None = None) ->
 
 
 # -- decode (checked) -----------------------------------------------------------------------------
-def _bad(where: str, what: str) -> InvalidInputError:
-    return InvalidInputError(f"ingest conversation: {where}: {what}", hint=_HINT)
+def _bad(where: str, what: str) -> PreparedConversationError:
+    return PreparedConversationError(f"ingest conversation: {where}: {what}", hint=_HINT)
 
 
 def _obj(value: Any, where: str, keys: set[str], required: set[str] = frozenset()) -> dict[str, Any]:
@@ -268,7 +268,7 @@ def decode_conversation(data: Any, scope: Scope, *, dim: int | None = None, embe
     conv = _str(src["conversation"], "source.conversation", max_len=1000)
     file = _str(src.get("file") or "", "source.file", max_len=4096)
     if prepared and embedder is not None and d.get("embedder") != embedder:
-        raise InvalidInputError(f"these conversations were embedded with {d.get('embedder')!r}; the store's "
+        raise PreparedConversationError(f"these conversations were embedded with {d.get('embedder')!r}; the store's "
                                 f"embedder is {embedder!r}", hint="prepare them with the store's embedder "
                                 "(memstore ingest --on-ray … --embedder PROVIDER[:MODEL])")
     now = _when(d["now"], "now") or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
