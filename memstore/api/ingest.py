@@ -132,5 +132,11 @@ class IngestAPI:
         if ingest_id is not None and (not isinstance(ingest_id, str) or not 0 < len(ingest_id) <= 200):
             raise InvalidInputError("ingest_id must be a short text (up to 200 characters)")
         embedder, dim = self._rt.db.meta("embedder"), self._rt.db.dim
-        jobs = [decode_conversation(c, scope, dim=dim, embedder=embedder, prepared=True) for c in conversations]
+        jobs = []
+        for i, c in enumerate(conversations):
+            try:
+                jobs.append(decode_conversation(c, scope, dim=dim, embedder=embedder, prepared=True))
+            except PreparedConversationError as exc:
+                bare = exc.args[0].removesuffix(f" — {exc.hint}") if exc.hint else exc.args[0]
+                raise PreparedConversationError(f"conversations[{i}]: {bare}", hint=exc.hint) from None
         return {"conversations": commit_conversations(self._rt, scope, jobs, ingest_id=ingest_id)}

@@ -68,7 +68,7 @@ MAX_ITEMS = 100_000                # messages, adds or facts of one conversation
 _ROLES = frozenset({"user", "assistant", "system", "tool", "function"})
 _STATUSES = frozenset({"ok", "empty", "malformed", "llm_error"})
 _SLOT_MODES = frozenset({None, "always", "heuristic", "off"})
-_HINT = "send conversations as memstore.ray / memstore.wire.prepared.encode_conversation writes them"
+_HINT = "send conversations as memstore/on_ray (memstore.wire.prepared.encode_conversation) writes them"
 
 
 # -- encode ---------------------------------------------------------------------------------------
