@@ -144,3 +144,53 @@ def test_reembed_on_ray_equals_a_store_built_with_local(local_ray, tmp_path):
     with Memory(built["l"], config={"embedder": {"provider": "local"}}) as m:
         want = [[(r["memory"], round(r["score"], 5)) for r in m.search(q, user_id="carol")["results"]] for q in queries]
     assert got == want
+
+
+def test_the_owner_killed_and_restarted_mid_run(local_ray, baseline, tmp_path):
+    """A `memstore serve` owner SIGKILLed once its first conversations are committed, started again on
+    the same port: the driver waits for it, retries, and the store ends equal to the one-machine one."""
+    import threading
+    import time
+
+    from memstore.testing.server_process import ServerProcess
+
+    reports, rows = baseline
+    store = tmp_path / "owned.duckdb"
+    srv = ServerProcess(store, config=CONFIG).start()
+    port, token = srv.port, srv.token
+    killed = threading.Event()
+
+    def killer() -> None:
+        with MemoryClient(srv.url, token=token) as c:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                try:
+                    if c.sql("SELECT count(*) AS n FROM ingest_log")["n"][0] > 0:
+                        break
+                except Exception:  # noqa: BLE001 - not up yet
+                    pass
+                time.sleep(0.05)
+        srv.kill()
+        killed.set()
+        time.sleep(1.0)
+        restarted.append(ServerProcess(store, config=CONFIG, port=port,
+                                       env={"MEMSTORE_TOKEN": token}).start())
+
+    restarted: list = []
+    t = threading.Thread(target=killer)
+    t.start()
+    try:
+        r = ingest_files(FILES["alice"], to=srv.url, user_id="alice", config=CONFIG, actors=2, progress=False,
+                         token=token, commit_messages=20, batch_conversations=1)
+    finally:
+        t.join()
+    try:
+        assert killed.is_set()
+        assert r.status == "done" and r.messages["stored"] == reports["alice"].messages["stored"]
+        assert r.stages_s["owner unavailable (waited)"] > 0
+        with MemoryClient(restarted[0].url, token=token) as m:
+            assert _rows(m, "alice") == rows["alice"]
+            assert m.sql("SELECT count(*) AS n FROM ingest_log")["n"][0] == reports["alice"].messages["stored"]
+    finally:
+        for s in restarted:
+            s.stop()
