@@ -7,8 +7,6 @@ user's conversations on the shard the placement function names. Few and slow-ish
 per module and each run loads spaCy in its actors."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from memstore import Memory

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -61,17 +62,19 @@ def open_target(to: Any, config: dict[str, Any], token: str | None = None) -> An
 
 
 def init_ray(address: str | None, num_cpus: int | None = None) -> Any:
-    """Connect to Ray (`auto`: the running cluster, else a local one), unless already connected."""
+    """Connect to Ray unless connected: `auto` (or None) joins the cluster running on this machine
+    (`ray start`, or $RAY_ADDRESS) and starts a local one when there is none; else the address
+    given (`ray://HOST:10001`)."""
     try:
         import ray
     except ImportError:
         raise ConfigError("--on-ray needs Ray: pip install 'memstore[ray]'", key="on_ray") from None
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False,
-                                  "include_dashboard": False}
+                                  "include_dashboard": False, "logging_level": logging.WARNING}
         if num_cpus is not None:
             kwargs["num_cpus"] = num_cpus
-        if address not in (None, "", "local"):
+        if address not in (None, "", "auto", "local"):        # auto: a cluster `ray start` runs here, else a new one
             kwargs = {"address": address, "ignore_reinit_error": True, "log_to_driver": False}
         ray.init(**kwargs)
     return ray
@@ -221,8 +224,6 @@ class RayIngest:
     # -- preparing on Ray, committing at the owner ------------------------------------------------
     def run(self, ray: Any) -> IngestReport:
         """Prepare the planned conversations on Ray and commit them; the report (all scopes)."""
-        from memstore.on_ray.prepare import Preparer
-
         t0, c0 = time.perf_counter(), time.process_time()
         self.jobs.sort(key=lambda j: j[1])
         total = sum(job.n_new for _, _, job in self.jobs)
@@ -240,14 +241,9 @@ class RayIngest:
             ds = ray.data.from_items(rows, override_num_blocks=max(1, (len(rows) + per_block - 1) // per_block))
             blocks = ds.num_blocks() if hasattr(ds, "num_blocks") else len(rows)
             actors = min(self.actors or max(1, int(ray.cluster_resources().get("CPU", 1))), max(1, blocks))
-            out = ds.map_batches(
-                Preparer, batch_size=self.batch_conversations, compute=ray.data.ActorPoolStrategy(size=actors),
-                num_cpus=1,
-                fn_constructor_args=(json.dumps(self.config),),
-                fn_constructor_kwargs={"concurrency": self.opt.concurrency, "retries": self.opt.retries,
-                                       "backoff_s": self.opt.backoff_s,
-                                       "kill_marker": os.environ.get("MEMSTORE_TEST_RAY_KILL_MARKER")},
-                max_restarts=-1, max_task_retries=-1)
+            with warnings.catch_warnings():      # Ray's own deprecation notes about its arguments
+                warnings.simplefilter("ignore", DeprecationWarning)
+                out = self._map(ds, ray, actors)
             with Progress(total, enabled=wanted(self.opt.progress)) as bar:
                 bar.stage("prepare (ray)")
                 self._commit_stream(out.iter_rows(), bar)
@@ -262,6 +258,19 @@ class RayIngest:
         m = report.messages
         report.status = "done" if not (m["failed"] or any(f.get("error") for f in report.files)) else "done_with_problems"
         return report
+
+    def _map(self, ds: Any, ray: Any, actors: int) -> Any:
+        """The Dataset of prepared conversations: `Preparer` on a pool of `actors` actors."""
+        from memstore.on_ray.prepare import Preparer
+
+        return ds.map_batches(
+                Preparer, batch_size=self.batch_conversations, compute=ray.data.ActorPoolStrategy(size=actors),
+                num_cpus=1,
+                fn_constructor_args=(json.dumps(self.config),),
+                fn_constructor_kwargs={"concurrency": self.opt.concurrency, "retries": self.opt.retries,
+                                       "backoff_s": self.opt.backoff_s,
+                                       "kill_marker": os.environ.get("MEMSTORE_TEST_RAY_KILL_MARKER")},
+                max_restarts=-1, max_task_retries=-1)
 
     def _check_embedder(self) -> None:
         """The workers embed as the store does: its embedder when none was asked for, else an error
