@@ -419,7 +419,8 @@ def ingest_dataset(ds: Any, *, to: Any, mapping: dict[str, str] | None = None, u
     target = open_target(to, config, token)
     try:
         job = RayIngest(target, config, _options(options), actors=actors, batch_conversations=batch_conversations)
-        rows = (r for b in ds.iter_batches(batch_format="pandas") for r in b.to_dict("records"))
+        ray.data.DataContext.get_current().execution_options.preserve_order = True   # a conversation's rows in order
+        rows = (r for b in ds.iter_batches(batch_format="pyarrow") for r in b.to_pylist())     # nulls as None
         job.plan_rows(rows, name=name, mapping=mapping, scope={"user_id": user_id, "agent_id": agent_id,
                                                                 "run_id": run_id})
         return job.run(ray)
