@@ -4,10 +4,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo app install clean bench
+.PHONY: test test-fast check demo app install clean bench
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests memstore
+
+# Development lane: no servers, browsers, notebooks, clusters or services (tests/lanes.py marks them).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not process" tests memstore
+
+# Lint and types, as CI runs them.
+check: $(STAMP)
+	$(BIN)/ruff check memstore tests bench scripts
+	$(BIN)/mypy
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

@@ -250,8 +250,9 @@ def main() -> int:
                     help="add with extraction (on: the rule-based extractor, spaCy, embedder) or infer=False")
     ap.add_argument("--workers", type=int, default=None,
                     help="memstore serve --workers N (default: one per core, as serve; with --code: not passed)")
-    ap.add_argument("--fronts", type=int, default=0,
-                    help="memstore serve --fronts N (front processes taking the HTTP; not passed when 0)")
+    ap.add_argument("--fronts", default="0", metavar="N|auto",
+                    help="memstore serve --fronts N, or auto (serve's default: one a core, at most 4); "
+                         "0 (the default here): every request in the owner")
     ap.add_argument("--threads", type=int, default=None,
                     help="config key threads (DuckDB threads of the store) for the server and the seed")
     ap.add_argument("--code", default=None, help="a checkout whose memstore to bench (default: this one)")
@@ -282,10 +283,11 @@ def main() -> int:
     clients = [int(c) for c in args.clients.split(",")]
     # serve's default is one worker per core; say it, since the test harness (ServerProcess) starts
     # servers with --workers 0 unless told (old code that has no --workers: nothing passed)
+    fronts_on = args.fronts != "0"
     workers = args.workers if args.workers is not None else (
-        None if args.code or args.fronts else os.cpu_count() or 1)
+        None if args.code or fronts_on else os.cpu_count() or 1)
     serve_args = ([] if workers is None else ["--workers", str(workers)]) + (
-        ["--fronts", str(args.fronts)] if args.fronts else [])
+        ["--fronts", str(args.fronts)] if fronts_on or not args.code else [])
     import memstore
     print(f"bench/server.py {args.label} code={os.path.dirname(os.path.dirname(memstore.__file__))} "
           f"embedder={args.embedder} infer={args.infer} workers={workers} fronts={args.fronts} during={args.during} "

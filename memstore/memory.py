@@ -22,6 +22,7 @@ from memstore.api.analysis import AnalysisAPI
 from memstore.api.governance import GovernanceAPI
 from memstore.api.ingest import IngestAPI
 from memstore.api.interop import InteropAPI
+from memstore.api.stages import AddStages
 from memstore.api.tokens import TokenAPI
 from memstore.api.truth import TruthAPI
 from memstore.core.config import MemoryConfig
@@ -35,7 +36,7 @@ from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record
 from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.core.checks import check_limit
-from memstore.runtime import Runtime
+from memstore.runtime import Runtime, given_vector
 from memstore.store.database import Database
 from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
@@ -321,7 +322,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         `as_of="2023-05-01"` gives what was current then."""
         from memstore.retrieval.list_memories import list_memories
 
-        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        filters = merge_identity(filters, user_id, agent_id, run_id)
         rows = list_memories(self.db, filters, limit=check_limit(top_k, "top_k"), include_superseded=include_superseded,
                              show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None)
         return {"results": rows}
@@ -346,13 +347,35 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         from memstore.retrieval.search import run_search
 
         check_text(query, "query", allow_empty=True)
-        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        filters = merge_identity(filters, user_id, agent_id, run_id)
         return self._rt.one_model(lambda: run_search(
             self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
             threshold=self.config.threshold if threshold is None else threshold,
             explain=explain, include_superseded=include_superseded, show_expired=show_expired,
             as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
             channels=(channels,) if isinstance(channels, str) else tuple(channels), weights=weights))
+
+    def search_with_vector(self, vector: Any, query: str, **kwargs: Any) -> dict[str, Any]:
+        """`search(query, **kwargs)` with the query's embedding given (`vector`, shape (1, dim)),
+        not computed here: a server's front process embeds the query and the owner searches with
+        its vector. Results equal `search(query, **kwargs)` when `vector` is the store embedder's.
+
+        >>> import tempfile, os
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "v.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> _ = m.add("I play the cello", user_id="ana", infer=False)
+        >>> v = m.stages.embed_query("cello")
+        >>> m.search_with_vector(v, "cello", user_id="ana")["results"][0]["memory"]
+        'I play the cello'
+        >>> m.close()
+        """
+        with given_vector(query, vector):
+            return self.search(query, **kwargs)
+
+    @property
+    def stages(self) -> AddStages:
+        """The add's stages on this store, by name (memstore/api/stages.py): what a server's owner
+        process runs for its front processes (context, commit, failed-run records)."""
+        return AddStages(self._rt)
 
     def explain_search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                        agent_id: str | None = None, run_id: str | None = None, limit: int = 1000,
@@ -362,7 +385,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         (by_semantic, by_keyword, by_entity), its text and status, ranked."""
         from memstore.retrieval.search import explain_frame
 
-        filters = _merge_identity(filters, user_id, agent_id, run_id)
+        filters = merge_identity(filters, user_id, agent_id, run_id)
         if "as_of" in kwargs and kwargs["as_of"] is not None:
             kwargs["as_of"] = parse_time(kwargs["as_of"], "as_of")
         return self._rt.one_model(lambda: explain_frame(self._rt, query, filters=filters, limit=limit, **kwargs))
@@ -399,9 +422,9 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         ('done', 1)
         >>> m.close()
         """
+        from memstore.core.config import EmbedderConfig
         from memstore.governance.reembed import reembed_store
         from memstore.providers.factory import build_embedder, embedder_spec
-        from memstore.core.config import EmbedderConfig
 
         section = embedder_spec(embedder) if isinstance(embedder, str) else dict(embedder)
         cfg = EmbedderConfig(**section)
@@ -409,6 +432,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         out = reembed_store(self._rt, new, embed=embed, batch=batch, progress=progress)
         self.config.embedder = cfg
         return out
+
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip
@@ -492,7 +516,7 @@ def _configured_path(config: MemoryConfig | dict | None) -> str:
     return os.environ.get("MEMSTORE_PATH") or MemoryConfig().path
 
 
-def _merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,
+def merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id: str | None,
                     run_id: str | None) -> dict[str, Any]:
     filters = trim_identity(dict(check_filters(filters)))
     for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):

@@ -5,16 +5,38 @@ whoever opens it (`Memory.__init__`), not every time a Runtime is built or copie
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from memstore.core.config import MemoryConfig
 from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
+
+
+# (query, vector) given for the current call: a server's front embedded the query already
+_GIVEN: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("memstore_given_vector", default=None)
+
+
+@contextlib.contextmanager
+def given_vector(query: str, vector: Any) -> Iterator[None]:
+    """Within the block (this thread or task), `Runtime.embed_query(query)` is `vector` for exactly
+    that text (None: embed as usual). What `Memory.search_with_vector` uses.
+
+    >>> with given_vector("hi", [[7.0]]):
+    ...     _GIVEN.get()
+    ('hi', [[7.0]])
+    """
+    token = _GIVEN.set((query, vector) if vector is not None else None)
+    try:
+        yield
+    finally:
+        _GIVEN.reset(token)
 
 
 T = TypeVar("T")
@@ -55,6 +77,13 @@ class Runtime:
                 if self._extractor is None:
                     self._extractor = build_extractor(self.config.llm, nlp)
         return self._extractor
+
+    def embed_query(self, query: str) -> Any:
+        """The query's vector: the one given for this call (`given_vector`), else the embedder's."""
+        hit = _GIVEN.get()
+        if hit is not None and hit[0] == query:
+            return hit[1]
+        return self.embedder.embed([query])
 
     def one_model(self, search: Callable[[], T]) -> T:
         """`search()` with the query embedded by the model that made the vectors it reads: run

@@ -1,9 +1,20 @@
 """Shared fixtures: real DuckDB files, the real local embedder, a real OpenAI-compatible HTTP server."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from memstore import Memory
+
+sys.path.insert(0, str(Path(__file__).parent))
+from lanes import mark_process_tests  # noqa: E402  (tests/ is not a package)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests that start processes, browsers or services (`make test-fast` leaves them out)."""
+    mark_process_tests(items)
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 

@@ -21,10 +21,10 @@ def test_a_scope_longer_than_one_arrow_batch(tmp_path, monkeypatch):
     try:
         facts = [f"Alex mentioned {TOPICS[i % 8]} under the code k{i}x" for i in range(300)]
         m.add([{"role": "user", "content": f} for f in facts], user_id="alex", infer=False)
-        assert m._rt.db.arrow("t", sql="SELECT * FROM range(300)").column(0).num_chunks == 5
+        assert m.db.arrow("t", sql="SELECT * FROM range(300)").column(0).num_chunks == 5
         assert len(m.get_all(user_id="alex", top_k=1000)["results"]) == 300
         ref = candidate_table(m._rt, "chess k17x", filters={"user_id": "alex"}, limit=10, engine="sql")
-        stats = snapshots_for(m._rt.db.scope_cache).stats
+        stats = snapshots_for(m.db.scope_cache).stats
         got = []
         for _ in range(3):          # statements, then the snapshot's build, then the snapshot
             got.append(m.search("chess k17x", user_id="alex", top_k=10)["results"])

@@ -49,3 +49,22 @@ def _public_methods() -> list[str]:
 def test_public_method_is_in_readme_and_has_docstring(name):
     assert f"`{name}" in README, f"Memory.{name} is not documented in README.md"
     assert inspect.getdoc(getattr(Memory, name)), f"Memory.{name} has no docstring"
+
+
+def _named_paths() -> list[tuple[str, str]]:
+    """Every `memstore/…` file or folder README.md and ARCHITECTURE.md name (store paths excluded)."""
+    import re
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for doc in ("README.md", "ARCHITECTURE.md"):
+        for m in re.finditer(r"(?<![\w/.-])(memstore/[A-Za-z0-9_./-]+)", (root / doc).read_text(encoding="utf-8")):
+            path = m.group(1).rstrip(".,:;)")
+            if not path.endswith((".duckdb", ".json", ".jsonl")):
+                found.append((doc, path))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("doc,path", _named_paths())
+def test_named_path_exists(doc, path):
+    root = Path(__file__).resolve().parent.parent
+    assert (root / path).exists() or (root / f"{path}.py").exists(), f"{doc} names {path}, which does not exist"

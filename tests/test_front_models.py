@@ -8,6 +8,7 @@ import threading
 import numpy as np
 import pytest
 
+from memstore.api.stages import AddStages
 from memstore.core.config import MemoryConfig
 from memstore.core.identity import Scope
 from memstore.core.model import AddState, Message
@@ -59,7 +60,7 @@ def test_a_batch_prepares_what_each_add_prepares_alone(rt):
 
 def test_concurrent_adds_in_a_front_are_prepared_in_batches_with_equal_results(rt):
     alone = [_facts(prepare(_state(*t), rt, record_failure=False)) for t in TURNS]
-    models = FrontModels(rt)
+    models = FrontModels(AddStages(rt))
     out: list = [None] * len(TURNS)
     start = threading.Barrier(len(TURNS))
 
@@ -79,7 +80,7 @@ def test_concurrent_adds_in_a_front_are_prepared_in_batches_with_equal_results(r
 def test_a_batch_waits_for_the_adds_on_their_way_and_not_for_one_that_failed(rt):
     import time
 
-    models = FrontModels(rt, linger_s=5.0)
+    models = FrontModels(AddStages(rt), linger_s=5.0)
     first, second = models.coming(), models.coming()
     done: list = []
     a = threading.Thread(target=lambda: done.append(models.prepare(_state(*TURNS[0]), first)))

@@ -201,6 +201,6 @@ def test_the_owner_runs_duckdb_on_one_thread_unless_config_says(tmp_path):
         m = Memory(tmp_path / f"t{given}.duckdb", config={"embedder": {"provider": "hashing"}, "threads": given})
         try:
             assert owner_threads(m) == want
-            assert m._rt.db.scalar("SELECT current_setting('threads')") == want
+            assert m.db.scalar("SELECT current_setting('threads')") == want
         finally:
             m.close()

@@ -181,7 +181,7 @@ def test_a_group_closes_the_stored_memories_it_supersedes_in_one_statement(m, tm
     and leaves exactly what the same adds leave one by one (cy's move predates her Boston
     fact: it is stored already closed by it)."""
     seen = []
-    m._rt.db.trace = lambda name, sql, p, dt: seen.append(name)
+    m.db.trace = lambda name, sql, p, dt: seen.append(name)
     out = commit_adds(_stored_then(m, NEWS), m._rt)
     assert not any(isinstance(o, BaseException) for o in out)
     assert [sorted(r["event"] for r in o.results) for o in out[:3]] == [["ADD", "SUPERSEDE"]] * 3
@@ -205,11 +205,11 @@ def test_a_scope_copy_that_is_wrong_about_a_stored_memory_rolls_the_group_back_a
     states = _stored_then(m, NEWS[:2])
     boston = m.sql("select id from memories where user_id = 'ana' and memory like '%Boston%'").item()
     nurse = m.sql("select id from memories where user_id = 'ana' and memory like '%nurse%'").item()
-    m._rt.db.run("queries/supersede_memories", {"ids": [boston], "scope_key": states[0].scope.key,
+    m.db.run("queries/supersede_memories", {"ids": [boston], "scope_key": states[0].scope.key,
                  "at": states[0].now, "new_id": nurse, "now": states[0].now}, writes=True)   # behind the copy
     row = m.sql(f"select hash, memory, embedding, subject || '|' || slot as k, valid_from from memories "
                 f"where id = '{boston}'").rows()[0]
-    entry = m._rt.db.scope_cache.entry(m._rt.db, states[0].scope.key)
+    entry = m.db.scope_cache.entry(m.db, states[0].scope.key)
     assert entry.current(boston) is None
     entry.extend([boston], [row[0]], [row[1]], [row[2]], [None], [(row[3], row[4])])   # a stale copy
     out = commit_adds(states, m._rt)
@@ -244,9 +244,9 @@ def test_a_group_places_its_late_facts_with_one_read_and_one_closing_statement(m
     fact), leaving exactly what the same adds leave one by one."""
     _lived_in_austin(m)
     seen = []
-    m._rt.db.trace = lambda name, sql, p, dt: seen.append(name)
+    m.db.trace = lambda name, sql, p, dt: seen.append(name)
     out = commit_adds([_prepared(m, text, user=user, timestamp=ts) for user, text, ts in LATE], m._rt)
-    m._rt.db.trace = None
+    m.db.trace = None
     assert not any(isinstance(o, BaseException) for o in out)
     assert [n for n in seen if "slot_history" in n] == ["queries/slot_history_batch"]
     assert [n for n in seen if "supersede" in n or "narrow" in n] == ["queries/supersede_memories_batch"]
@@ -274,7 +274,7 @@ def test_a_late_fact_placed_on_a_stale_history_rolls_the_group_back_and_retries(
                      ("I moved to Seattle", "2023-06-01")):
         m.add(text, user_id="ana", timestamp=ts)
     austin = m.sql("select id from memories where memory like '%Austin%'").item()
-    db, reads = m._rt.db, []
+    db, reads = m.db, []
     real = db.rows
 
     def stale(name, params=None, **kw):

@@ -199,3 +199,53 @@ def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
 ])
 def test_cycle_finder(adj: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert _cycles(adj) == expected
+
+
+# -- the served path is assembled from public stages --------------------------------------------
+SURFACES = ("server", "client", "cli", "dashboard", "integrations", "cluster", "lake", "testing")
+# surface modules that may import the engine directly, and why (everything else goes through api/)
+ENGINE_IMPORTS_ALLOWED: dict[str, str] = {
+    "memstore.server.front_search": "a front runs the retrieval engine on its replicated snapshot copies",
+    "memstore.server.openapi_rules": "the OpenAPI document states the filter language's JSON path rule",
+}
+ENGINE = ("pipeline", "retrieval", "store")
+
+
+def test_server_reaches_the_engine_only_through_the_api() -> None:
+    bad = [f"{a}:{line} imports {b}" for a, b, line in import_edges()
+           if unit(a) == "server" and unit(b) in ENGINE and a not in ENGINE_IMPORTS_ALLOWED]
+    assert not bad, ("server/ imports the engine below the API (use memstore.api: Memory.stages, "
+                     "search_with_vector, ...; or add the module to ENGINE_IMPORTS_ALLOWED with a reason):\n"
+                     + "\n".join(sorted(bad)))
+
+
+def _api_private_names() -> set[str]:
+    """Private attributes and functions of the API layer: `self._x` set there, `def _x` there."""
+    names: set[str] = set()
+    paths = [ROOT / "memory.py", ROOT / "runtime.py", *sorted((ROOT / "api").glob("*.py"))]
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    node.name.startswith("_") and not node.name.startswith("__"):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                names.add(node.attr)
+    return names
+
+
+def test_no_surface_touches_a_private_attribute_of_the_api() -> None:
+    private = _api_private_names()
+    assert {"_rt", "_pool"} <= private          # the checker sees what it guards
+    found = []
+    for mod, path in _modules().items():
+        if unit(mod) not in SURFACES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private and \
+                    not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("memstore.api", "memstore.memory")):
+                found += [f"{path.relative_to(ROOT.parent)}:{node.lineno} imports {a.name}"
+                          for a in node.names if a.name.startswith("_")]
+    assert not found, "surfaces reaching into the API's private parts:\n" + "\n".join(found)

@@ -34,7 +34,7 @@ def _fill(path: str) -> None:
 
 def _state(m: Memory) -> tuple:
     """Every memory id (with repeats), postings per memory, and each user's ranked results."""
-    db = m._rt.db
+    db = m.db
     ids = sorted(r[0] for r in db.rows("x", sql="SELECT id FROM memories"))
     kw = db.rows("x", sql="SELECT memory_id, count(*) FROM keyword_postings GROUP BY 1 ORDER BY 1")
     ent = db.rows("x", sql="SELECT memory_id, count(*) FROM entity_postings GROUP BY 1 ORDER BY 1")
@@ -44,14 +44,14 @@ def _state(m: Memory) -> tuple:
 
 
 def _user_order(m: Memory) -> list[str]:
-    return [r[0] for r in m._rt.db.rows("x", sql="SELECT user_id FROM memories WHERE user_id LIKE 'u%' ORDER BY rowid")]
+    return [r[0] for r in m.db.rows("x", sql="SELECT user_id FROM memories WHERE user_id LIKE 'u%' ORDER BY rowid")]
 
 
 def test_adds_and_searches_between_slices_lose_nothing_and_change_no_result(store_path):
     _fill(store_path)
     m = _open(store_path)
     before = _state(m)
-    db = m._rt.db
+    db = m.db
     out: dict = {}
     thread = threading.Thread(target=lambda: out.update(recluster_pass(db, slice_rows=1, pause=2.0)))
     thread.start()
@@ -76,7 +76,7 @@ def test_adds_and_searches_between_slices_lose_nothing_and_change_no_result(stor
 def test_the_automatic_checkpoint_is_held_during_the_pass_and_restored_after(store_path):
     _fill(store_path)
     m = _open(store_path)
-    db = m._rt.db
+    db = m.db
     setting = "SELECT current_setting('checkpoint_threshold')"
     before = db.scalar(setting)
     during: list[str] = []
@@ -97,7 +97,7 @@ from memstore.store.recluster import recluster_pass
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     m = Memory({path!r}, config={{"embedder": {{"provider": "hashing"}}, "search": {{"auto_cluster_min_rows": 0}}}})
-db = m._rt.db
+db = m.db
 slices = []
 def trace(name, sql, params, took):
     if name == "optimize:refill:keyword_postings":
@@ -126,7 +126,7 @@ def test_a_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
         assert child.returncode == 9, (where, child.stdout, child.stderr)
         m = _open(path)
         assert _state(m) == before, where           # the WAL's committed slices replayed, the open one gone
-        assert m._rt.db.meta("clustered_rows") in (None, "0"), where
+        assert m.db.meta("clustered_rows") in (None, "0"), where
         out = m.optimize()
         assert _state(m) == before and _user_order(m) == sorted(_user_order(m)), (where, out)
         m.close()

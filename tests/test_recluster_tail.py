@@ -40,7 +40,7 @@ def _add_round(m: Memory, tag: str, per_user: int = 3, users: list[str] = USERS)
 
 def _rows(m: Memory, table: str = "memories") -> list[tuple]:
     key = "id" if table == "memories" else "memory_id"
-    return m._rt.db.rows("x", sql=f"SELECT rowid, {key}, user_id FROM {table} ORDER BY rowid")
+    return m.db.rows("x", sql=f"SELECT rowid, {key}, user_id FROM {table} ORDER BY rowid")
 
 
 def _runs_of(users: list[str]) -> int:
@@ -49,7 +49,7 @@ def _runs_of(users: list[str]) -> int:
 
 
 def _state(m: Memory) -> tuple:
-    db = m._rt.db
+    db = m.db
     ids = sorted(r[0] for r in db.rows("x", sql="SELECT id FROM memories"))
     kw = db.rows("x", sql="SELECT memory_id, term, count(*) FROM keyword_postings GROUP BY ALL ORDER BY ALL")
     ent = db.rows("x", sql="SELECT memory_id, entity_id, count(*) FROM entity_postings GROUP BY ALL ORDER BY ALL")
@@ -62,8 +62,8 @@ def _sorted_store(path: str) -> Memory:
     m = _open(path)
     _add_round(m, "first")
     _add_round(m, "second")
-    out = recluster_pass(m._rt.db, slice_rows=20, full=False)
-    assert out["mode"] == "full" and out["complete"] and len(read_runs(m._rt.db)) == 1
+    out = recluster_pass(m.db, slice_rows=20, full=False)
+    assert out["mode"] == "full" and out["complete"] and len(read_runs(m.db)) == 1
     return m
 
 
@@ -72,7 +72,7 @@ def test_a_tail_pass_sorts_only_the_tail_into_a_second_run(store_path):
     sorted_part = {t: _rows(m, t) for t in TABLES}
     _add_round(m, "later", per_user=2)
     before = _state(m)
-    out = recluster_pass(m._rt.db, slice_rows=10, full=False)
+    out = recluster_pass(m.db, slice_rows=10, full=False)
     assert out["mode"] == "tail" and out["complete"] and out["memories"] == 2 * len(USERS) and out["runs"] == 2
     for t in TABLES:
         rows = _rows(m, t)
@@ -80,14 +80,14 @@ def test_a_tail_pass_sorts_only_the_tail_into_a_second_run(store_path):
         tail = [r[2] for r in rows[len(sorted_part[t]):]]
         assert tail == sorted(tail) and len(tail) > 0, t                 # the appended rows: one sorted run
     assert _state(m) == before
-    assert len(read_runs(m._rt.db)) == 2
+    assert len(read_runs(m.db)) == 2
     assert m.doctor().height == 0
     m.close()
 
 
 def test_the_run_end_is_found_after_a_vacuum_renumbered_the_rows_and_after_its_last_row_was_deleted(store_path):
     m = _sorted_store(store_path)
-    db = m._rt.db
+    db = m.db
     first = _rows(m)
     for mid in [r[1] for r in first[:20]]:              # a block of the sorted part, gone
         m.delete(mid)
@@ -115,7 +115,7 @@ def test_the_run_end_is_found_after_a_vacuum_renumbered_the_rows_and_after_its_l
 
 def test_runs_are_merged_at_max_runs_and_the_table_rewritten_when_later_runs_outgrow_it(store_path):
     m = _sorted_store(store_path)
-    db = m._rt.db
+    db = m.db
     first = _rows(m)
     modes = []
     for i in range(3):
@@ -140,7 +140,7 @@ def test_a_sorted_store_starts_a_tail_pass_at_tail_rows_not_at_the_share(store_p
     m = _sorted_store(store_path)
     m.close()
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.5)
-    state = auto_state(m._rt.db)
+    state = auto_state(m.db)
     state.every_s = 0                                   # count at every commit (the test's clock)
     state.tail_rows = 12
     _add_round(m, "a", per_user=1)                      # 10 new of 70: under both limits
@@ -149,7 +149,7 @@ def test_a_sorted_store_starts_a_tail_pass_at_tail_rows_not_at_the_share(store_p
     state.wait(30)
     assert state.runs and state.runs[-1]["mode"] == "tail" and state.error is None
     assert state.runs[-1]["memories"] > state.tail_rows     # started by the commit that passed it
-    end = read_runs(m._rt.db)[-1]["memories"]["end"]      # (the adds after that commit: the next tail)
+    end = read_runs(m.db)[-1]["memories"]["end"]      # (the adds after that commit: the next tail)
     assert _runs_of([r[2] for r in _rows(m) if r[0] < end]) == 2
     m.close()
 
@@ -159,7 +159,7 @@ def test_adds_and_searches_between_the_slices_of_a_tail_pass_change_nothing(stor
     _add_round(m, "later", per_user=2)
     before = _state(m)
     out: dict = {}
-    thread = threading.Thread(target=lambda: out.update(recluster_pass(m._rt.db, slice_rows=1, pause=2.0, full=False)))
+    thread = threading.Thread(target=lambda: out.update(recluster_pass(m.db, slice_rows=1, pause=2.0, full=False)))
     thread.start()
     added, overlapped = [], 0
     while thread.is_alive() or not added:
@@ -184,15 +184,15 @@ def test_a_tail_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
         m = _sorted_store(path)
         first = _rows(m)
         _add_round(m, "later", per_user=2)
-        before, runs = _state(m), read_runs(m._rt.db)
+        before, runs = _state(m), read_runs(m.db)
         m.close()
         child = subprocess.run([sys.executable, "-c", CHILD.format(repo=str(REPO), path=path, where=where, pass_args=", full=False")],
                                capture_output=True, text=True, timeout=120, check=False)
         assert child.returncode == 9, (where, child.stdout, child.stderr)
         m = _open(path)
         assert _state(m) == before, where           # the committed slices replayed, the open one gone
-        assert read_runs(m._rt.db) == runs, where   # still one run: the tail is sorted again next time
-        out = recluster_pass(m._rt.db, slice_rows=10, full=False)
+        assert read_runs(m.db) == runs, where   # still one run: the tail is sorted again next time
+        out = recluster_pass(m.db, slice_rows=10, full=False)
         assert out["mode"] == "tail" and out["complete"], where
         assert _state(m) == before and _runs_of([r[2] for r in _rows(m)]) == 2, where
         assert [r[1] for r in _rows(m)[:len(first)]] == [r[1] for r in first], where
@@ -202,7 +202,7 @@ def test_a_tail_pass_killed_inside_or_between_slices_loses_nothing(tmp_path):
 
 def test_a_pass_runs_duckdb_on_its_threads_and_gives_the_setting_back(store_path):
     m = _sorted_store(store_path)
-    db = m._rt.db
+    db = m.db
     setting = "SELECT current_setting('threads')"
     before = db.scalar(setting)
     during: list[int] = []
@@ -227,7 +227,7 @@ def test_a_failed_background_pass_is_not_restarted_at_every_commit(store_path):
     _add_round(m, "first")
     m.close()
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.1)
-    db = m._rt.db
+    db = m.db
     state = auto_state(db)
     state.wait(30)
     assert state.runs and state.error is None
@@ -247,7 +247,7 @@ def test_a_failed_background_pass_is_not_restarted_at_every_commit(store_path):
 
 def test_run_ends_written_wrong_behind_the_apis_back_count_as_no_run(store_path):
     m = _sorted_store(store_path)
-    db = m._rt.db
+    db = m.db
     for broken in ('[{"memories": {"end": 3, "keys": [["a", "b"]]}}]', '{"x": 1}', 'not json'):
         db.run("x", [broken], sql="INSERT OR REPLACE INTO store_meta VALUES ('cluster_runs', ?)", writes=True)
         assert read_runs(db) == [] and auto_state(db).count(db, force=True) == 60
@@ -258,13 +258,13 @@ def test_run_ends_written_wrong_behind_the_apis_back_count_as_no_run(store_path)
 
 def test_after_a_reset_the_lost_run_counts_every_new_memory_as_tail(store_path):
     m = _sorted_store(store_path)
-    state = auto_state(m._rt.db)
-    assert state.count(m._rt.db, force=True) == state.clustered_rows == 60
+    state = auto_state(m.db)
+    assert state.count(m.db, force=True) == state.clustered_rows == 60
     m.reset()                                           # store_meta (and its run ends) survive a reset
-    m._rt.db.run("queries/admin/checkpoint")
+    m.db.run("queries/admin/checkpoint")
     _add_round(m, "new", per_user=2)
-    assert state.count(m._rt.db, force=True) == 20 and state.clustered_rows == 0     # all tail: due again
-    out = recluster_pass(m._rt.db, slice_rows=50, full=False)
+    assert state.count(m.db, force=True) == 20 and state.clustered_rows == 0     # all tail: due again
+    out = recluster_pass(m.db, slice_rows=50, full=False)
     assert out["mode"] == "full" and out["complete"] and _runs_of([r[2] for r in _rows(m)]) == 1
     m.close()
 
@@ -281,8 +281,8 @@ def _add_shuffled(m: Memory, rounds: int, seed: int = 7, first: int = 0) -> None
 
 def _forget_runs(m: Memory) -> None:
     """What a store sorted by an earlier version holds: the count of sorted memories, no run ends."""
-    m._rt.db.run("x", sql="DELETE FROM store_meta WHERE key = 'cluster_runs'", writes=True)
-    assert read_runs(m._rt.db) == []
+    m.db.run("x", sql="DELETE FROM store_meta WHERE key = 'cluster_runs'", writes=True)
+    assert read_runs(m.db) == []
 
 
 def test_a_store_sorted_by_an_earlier_version_gets_a_tail_pass_not_a_full_one(store_path, monkeypatch):
@@ -292,13 +292,13 @@ def test_a_store_sorted_by_an_earlier_version_gets_a_tail_pass_not_a_full_one(st
     sorted_part = {t: _rows(m, t) for t in TABLES}
     _add_shuffled(m, rounds=4)
     before = _state(m)
-    out = recluster_pass(m._rt.db, slice_rows=10, full=False)
+    out = recluster_pass(m.db, slice_rows=10, full=False)
     assert out["mode"] == "tail" and out["complete"] and out["memories"] == 4 * len(USERS), out
     for t in TABLES:
         rows = _rows(m, t)
         assert rows[:len(sorted_part[t])] == sorted_part[t], t          # the sorted rows did not move
         assert _runs_of([r[2] for r in rows[len(sorted_part[t]):]]) == 1, t
-    assert _state(m) == before and len(read_runs(m._rt.db)) == 2
+    assert _state(m) == before and len(read_runs(m.db)) == 2
     m.close()
 
 
@@ -306,7 +306,7 @@ def test_rows_in_append_order_are_not_taken_for_a_sorted_run_whatever_the_count_
     monkeypatch.setattr(cluster_runs, "ADOPT_GAP", 4)
     m = _open(store_path)
     _add_shuffled(m, rounds=8)
-    db = m._rt.db
+    db = m.db
     db.run("queries/set_clustered_rows", {"rows": 80}, writes=True)    # a count that does not fit the rows
     assert cluster_runs.adopt_sorted(db, 80) is None
     out = recluster_pass(db, slice_rows=20, full=False)
@@ -320,7 +320,7 @@ def test_a_store_sorted_by_an_earlier_version_starts_its_tail_pass_at_tail_rows(
     _forget_runs(m)
     m.close()
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.5)
-    state = auto_state(m._rt.db)
+    state = auto_state(m.db)
     state.every_s = 0
     state.tail_rows = 12
     _add_shuffled(m, rounds=1)                          # 10 new of 70: under both limits
@@ -328,5 +328,5 @@ def test_a_store_sorted_by_an_earlier_version_starts_its_tail_pass_at_tail_rows(
     _add_shuffled(m, rounds=1, seed=8, first=1)         # 20 > tail_rows (the share: 40)
     state.wait(30)
     assert state.runs and state.runs[-1]["mode"] == "tail" and state.error is None, (state.runs, state.error)
-    assert len(read_runs(m._rt.db)) == 2
+    assert len(read_runs(m.db)) == 2
     m.close()

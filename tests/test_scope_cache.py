@@ -287,7 +287,7 @@ def test_unchanged_since_knows_which_scopes_each_commit_changed(m):
     none, a filter with no identity, or a generation older than the change log is never vouched for."""
     from memstore.store import scope_cache as sc
 
-    db = m._rt.db
+    db = m.db
     cache = db.scope_cache
     ana, bo_coach = (("user_id", "ana"),), (("user_id", "bo"), ("agent_id", "coach"))
     g0 = cache.current_generation(db)

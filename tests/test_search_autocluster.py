@@ -23,7 +23,7 @@ def _fill(m: Memory, rounds: int = 4) -> None:
 
 
 def _user_order(m: Memory) -> list[str]:
-    return [r[0] for r in m._rt.db.rows("scalar", sql="SELECT user_id FROM memories ORDER BY rowid")]
+    return [r[0] for r in m.db.rows("scalar", sql="SELECT user_id FROM memories ORDER BY rowid")]
 
 
 def test_a_store_opened_in_append_order_reclusters_itself_in_slices_without_changing_a_result(store_path):
@@ -35,12 +35,12 @@ def test_a_store_opened_in_append_order_reclusters_itself_in_slices_without_chan
     # opened with it on: the store checks at open and sorts itself in the background, one slice
     # (here: one user) per transaction; no search and no optimize() call
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.25, auto_cluster_slice_rows=1)
-    state = auto_state(m._rt.db)
+    state = auto_state(m.db)
     state.wait(30)
     assert state.runs and state.error is None
     assert state.runs[0]["memories"] == 12 and state.runs[0]["slices"] == 3 and state.runs[0]["complete"]
     assert _user_order(m) == sorted(_user_order(m))           # each user's rows now sit together
-    assert m._rt.db.meta("clustered_rows") == "12"
+    assert m.db.meta("clustered_rows") == "12"
     after = {u: m.search("likes topic1 city1", user_id=u, top_k=5)["results"] for u in ("alice", "bob")}
     assert {u: [(r["id"], r["score"]) for r in v] for u, v in after.items()} == \
         {u: [(r["id"], r["score"]) for r in v] for u, v in before.items()}
@@ -50,10 +50,10 @@ def test_a_store_opened_in_append_order_reclusters_itself_in_slices_without_chan
 def test_commits_start_the_recluster_and_searches_do_not(store_path):
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.25)
     _fill(m, rounds=3)                                   # 9 rows: below the size
-    m._rt.db.maintenance.every_s = 0                     # count at every check (the test's clock)
+    m.db.maintenance.every_s = 0                     # count at every check (the test's clock)
     for u in ("alice", "bob", "carol"):
         m.search("likes topic1", user_id=u)
-    state = auto_state(m._rt.db)
+    state = auto_state(m.db)
     assert not state.running() and not state.runs
     m.add("dave note: likes topic9", user_id="dave", infer=False)   # the 10th row's commit
     state.wait(30)
@@ -66,19 +66,19 @@ def test_no_recluster_below_the_size_or_share_and_none_when_turned_off(store_pat
     m = _open(store_path, auto_cluster_min_rows=100)     # 12 rows: too small to matter
     _fill(m)
     m.search("likes topic1", user_id="alice")
-    assert not auto_state(m._rt.db).running() and not auto_state(m._rt.db).runs
+    assert not auto_state(m.db).running() and not auto_state(m.db).runs
     m.optimize()                                         # a manual re-cluster records its size
-    assert m._rt.db.meta("clustered_rows") == "12"
+    assert m.db.meta("clustered_rows") == "12"
     m.close()
     m = _open(store_path, auto_cluster_min_rows=10, auto_cluster_share=0.5)
     _fill(m, rounds=1)                                   # 3 new rows of 15: tail 20% < 50%
     m.search("likes topic1", user_id="alice")
-    assert not auto_state(m._rt.db).runs
+    assert not auto_state(m.db).runs
     m.close()
     off = _open(str(tmp_path / "off.duckdb"), auto_cluster_min_rows=0)
     _fill(off)
     off.search("likes topic1", user_id="alice")
-    assert not auto_state(off._rt.db).runs
+    assert not auto_state(off.db).runs
     off.close()
 
 

@@ -67,7 +67,7 @@ def _build(path: str, cache_rows: int, candidate_k: int = 100) -> Memory:
 def _rows(m: Memory, query: str, channels: tuple, opts: dict, filters: dict, engine: str) -> list[dict]:
     t = candidate_table(m._rt, query, filters=filters, limit=1000, channels=channels, engine=engine, **opts)
     ids = t.column("id").to_pylist()
-    text = {r["id"]: r["memory"] for r in m._rt.db.dicts("queries/get_memories_by_ids", {"ids": ids})} if ids else {}
+    text = {r["id"]: r["memory"] for r in m.db.dicts("queries/get_memories_by_ids", {"ids": ids})} if ids else {}
     return [dict(r, memory=text[r["id"]]) for r in t.to_pylist()]
 
 

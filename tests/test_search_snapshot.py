@@ -41,7 +41,7 @@ def _same(a, b):
 
 
 def _stats(m):
-    return dict(snapshots_for(m._rt.db.scope_cache).stats)
+    return dict(snapshots_for(m.db.scope_cache).stats)
 
 
 def test_snapshot_gives_what_the_statements_give(mem):
@@ -74,7 +74,7 @@ def test_every_write_is_seen(mem):
     mem.update(other[0], "Alice plays the violin")
     assert "Alice plays the violin" in [r[2] for r in _search(mem, "violin")]
     _search(mem, "violin")
-    mem._rt.db.con.execute("DELETE FROM memories WHERE memory = 'Alice plays the violin'")   # behind the API
+    mem.db.con.execute("DELETE FROM memories WHERE memory = 'Alice plays the violin'")   # behind the API
     assert "Alice plays the violin" not in [r[2] for r in _search(mem, "violin")]
 
 
@@ -110,6 +110,6 @@ def test_writes_to_other_scopes_leave_a_snapshot_in_use(mem):
     mem.add("Alice bought a Boston terrier", user_id="alice", agent_id="pets", infer=False)
     assert "Alice bought a Boston terrier" in [r[2] for r in _search(mem, "Boston")]   # her scope: seen
     _search(mem, "Boston")
-    mem._rt.db.con.execute("DELETE FROM memories WHERE memory = 'Alice bought a Boston terrier'")  # names no scope
+    mem.db.con.execute("DELETE FROM memories WHERE memory = 'Alice bought a Boston terrier'")  # names no scope
     assert "Alice bought a Boston terrier" not in [r[2] for r in _search(mem, "Boston")]
 

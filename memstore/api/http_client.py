@@ -101,7 +101,7 @@ class MemoryClient:
                 f"memstore server at {self.url} is not reachable ({type(exc).__name__}: {exc})",
                 hint="start it with `memstore serve --store PATH` (or wait for it to restart) and retry; "
                      "a write that was in flight may or may not have been applied", url=self.url) from None
-        return _answer(resp, self.url)
+        return decode_answer(resp, self.url)
 
     def ingest_upload(self, path: str | os.PathLike, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None, format: str = "auto") -> Any:
@@ -117,7 +117,7 @@ class MemoryClient:
         return self._request("POST", f"/v1/{name}", {"args": list(args), "kwargs": kwargs})
 
 
-def _answer(resp: tuple[int, dict[str, str], bytes], url: str) -> Any:
+def decode_answer(resp: tuple[int, dict[str, str], bytes], url: str) -> Any:
     """Decode a response, or raise the error it carries as its memstore class."""
     status, headers, content = resp
     kind = headers.get(RESULT_KIND, "json")

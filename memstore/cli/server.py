@@ -55,10 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="processes that run the model work of adds: the extractor call, spaCy, the embedder "
                         "(default: one per core; 0: all in the server process)")
-    p.add_argument("--fronts", type=int, default=0,
+    p.add_argument("--fronts", default="auto", metavar="N|auto",
                    help="processes that take the HTTP and the model work of adds and searches, so this one only "
-                        "authenticates, commits and searches (default 0: all HTTP here; with fronts, --workers "
-                        "defaults to 0)")
+                        "authenticates, commits and searches (default auto: one per core, at most 4, on a machine "
+                        "with 2 or more cores, none for a --shard; 0: all HTTP in this process; with fronts, "
+                        "--workers defaults to 0)")
     p.add_argument("--shard", default=None, metavar="I/N",
                    help="serve shard I of a cluster of N (0-based): scopes another shard owns are refused "
                         "(see `memstore cluster`)")

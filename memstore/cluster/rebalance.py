@@ -50,11 +50,11 @@ class ShardAdmin:
         self._t = Transport(self.url, headers=headers, timeout=timeout)
 
     def call(self, op: str, body: dict[str, Any] | None = None, method: str = "POST") -> Any:
-        from memstore.api.http_client import _answer
+        from memstore.api.http_client import decode_answer
 
         status, headers, content = self._t.request(method, f"/cluster/{op}", dumps(body or {}) if method == "POST"
                                                    else None, headers={"Content-Type": "application/json"})
-        return _answer((status, headers, content), self.url)
+        return decode_answer((status, headers, content), self.url)
 
     def close(self) -> None:
         self._t.close()

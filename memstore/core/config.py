@@ -15,12 +15,14 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from memstore.core.errors import ConfigError
 
 DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
 THREADS_DEFAULT: int | None = None      # DuckDB threads (config key `threads`)
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -179,7 +181,8 @@ class MemoryConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "MemoryConfig":
-        return _build(cls, data or {}, prefix="")
+        built: MemoryConfig = _build(cls, data or {}, prefix="")
+        return built
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -189,7 +192,7 @@ class MemoryConfig:
         return d
 
 
-def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
+def _build(cls: Any, data: dict[str, Any], prefix: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"config section {prefix.rstrip('.') or 'root'!r} must be a dict, got {type(data).__name__}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -242,7 +245,7 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
 
 
 def _validate(obj: Any, prefix: str) -> None:
-    choices = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "static", "openai", "hashing")},
+    choices: dict[str, dict[type, tuple[str, ...]]] = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "static", "openai", "hashing")},
                "history": {MemoryConfig: ("full", "redacted", "off")},
                "slot_supersession": {MemoryConfig: ("heuristic", "always", "off")}}
     for name, per_cls in choices.items():

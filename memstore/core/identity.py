@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 from dataclasses import dataclass
 
@@ -94,7 +96,7 @@ def scope_matches(scope_key: str, identity: tuple[tuple[str, str], ...]) -> bool
     return all(parts[IDENTITY_KEYS.index(k)] == v for k, v in identity)
 
 
-def check_metadata(metadata: object) -> dict:
+def check_metadata(metadata: object) -> dict[str, Any]:
     """Reject identity keys smuggled in metadata (mem0 silently merges them).
 
     >>> check_metadata({"topic": "food"})

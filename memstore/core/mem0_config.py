@@ -36,7 +36,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from memstore.core.config import EmbedderConfig, LLMConfig, MemoryConfig
 from memstore.core.errors import ConfigError
@@ -48,6 +48,8 @@ MEM0_ONLY_KEYS = frozenset({"vector_store", "graph_store", "history_db_path", "r
 MEM0_QDRANT_PATH = "/tmp/qdrant"       # mem0's defaults (mem0/configs/vector_stores/qdrant.py, configs/base.py)
 MEM0_COLLECTION = "mem0"
 MEM0_HISTORY = os.path.join("~", ".mem0", "history.db")
+
+_T = TypeVar("_T")
 
 
 class Mem0ConfigWarning(UserWarning):
@@ -196,7 +198,7 @@ def is_mem0_config(data: Any) -> bool:
 _OURS = {"llm": ("heuristic", "openai"), "embedder": ("local", "static", "openai", "hashing")}
 
 
-def _mem0_section(section: Mapping, name: str) -> bool:
+def _mem0_section(section: Mapping[str, Any], name: str) -> bool:
     """mem0's shape: {"provider": ..., "config": {...}}, or a bare provider only mem0 has."""
     if "config" in section:
         return True
@@ -258,7 +260,7 @@ def _section(value: Any, name: str) -> tuple[str, dict[str, Any]]:
     return provider, dict(conf)
 
 
-def _check_keys(conf: dict, known: frozenset, ignorable: frozenset, provider_keys: set, where: str,
+def _check_keys(conf: dict[str, Any], known: frozenset[str], ignorable: frozenset[str], provider_keys: set[str], where: str,
                 ignored: list[str]) -> None:
     unknown = sorted(k for k in conf if k not in known | ignorable | provider_keys)
     if unknown:
@@ -270,7 +272,7 @@ def _check_keys(conf: dict, known: frozenset, ignorable: frozenset, provider_key
         ignored.append(f"{', '.join(f'{where}.{k}' for k in dropped)} (not used by memstore's client)")
 
 
-def _azure(conf: dict, env: Mapping[str, str], prefix: str, where: str) -> tuple[str, str | None, str | None]:
+def _azure(conf: dict[str, Any], env: Mapping[str, str], prefix: str, where: str) -> tuple[str, str | None, str | None]:
     """(base_url, api_key, deployment) of Azure OpenAI's v1 API (the plain OpenAI client works there)."""
     az = conf.get("azure_kwargs") or {}
     if not isinstance(az, Mapping):
@@ -284,7 +286,7 @@ def _azure(conf: dict, env: Mapping[str, str], prefix: str, where: str) -> tuple
     return endpoint.rstrip("/") + "/openai/v1/", key, deployment
 
 
-def _endpoint(p: _Provider, conf: dict, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+def _endpoint(p: _Provider, conf: dict[str, Any], env: Mapping[str, str]) -> tuple[str | None, str | None]:
     base = (conf.get(p.base_key) if p.base_key else None) or (env.get(p.base_env) if p.base_env else None) \
         or p.base_default
     if base and p.suffix and not base.rstrip("/").endswith(p.suffix):
@@ -361,8 +363,8 @@ def _map_embedder(value: Any, env: Mapping[str, str], ignored: list[str]) -> Emb
         model = model or p.model
     else:
         raise _refused("embedder", provider, _EMBED_REFUSED, EMBED_PROVIDERS, (*AZURE, "huggingface", "fastembed"))
-    cfg.model = model
-    cfg.dims = dims or MODEL_DIMS.get(model)
+    cfg.model = str(model)
+    cfg.dims = dims or MODEL_DIMS.get(cfg.model)
     if cfg.dims is None:
         raise ConfigError(f"mem0 embedder {provider!r}: memstore needs the output size of model {model!r}",
                           hint="set embedder.config.embedding_dims", key=f"{where}.embedding_dims")
@@ -391,7 +393,7 @@ def _map_reranker(value: Any, env: Mapping[str, str], ignored: list[str]) -> tup
     return cfg, conf.get("scoring_prompt")
 
 
-def _refused(kind: str, provider: str, refused: dict[str, str], served: Mapping, extra: tuple) -> ConfigError:
+def _refused(kind: str, provider: str, refused: dict[str, str], served: Mapping[str, Any], extra: tuple[Any, ...]) -> ConfigError:
     if provider in refused:
         return ConfigError(f"mem0 {kind} provider {provider!r} is not one memstore can call (memstore talks to "
                            f"OpenAI-compatible endpoints)", hint=refused[provider], key=f"{kind}.provider")
@@ -399,10 +401,11 @@ def _refused(kind: str, provider: str, refused: dict[str, str], served: Mapping,
                        hint=f"memstore maps {', '.join(sorted([*served, *extra]))}")
 
 
-def _checked(cls: type, obj: Any, where: str) -> Any:
+def _checked(cls: type[_T], obj: Any, where: str) -> _T:
     """Run memstore's own checks on a mapped section (vision_detail, ...)."""
     section = "llm" if cls is LLMConfig else "embedder"
-    return getattr(MemoryConfig.from_dict({section: dataclasses.asdict(obj)}), section)
+    checked: _T = getattr(MemoryConfig.from_dict({section: dataclasses.asdict(obj)}), section)
+    return checked
 
 
 def _read_vector_store(value: Any, sources: Mem0Sources) -> Mem0Sources:

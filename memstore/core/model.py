@@ -111,6 +111,13 @@ class Fact:
     entities: list[Any] = field(default_factory=list)
     terms: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def stored_id(self) -> str:
+        """The id of a fact being stored (the pipeline gives every added fact one before the write)."""
+        if self.id is None:
+            raise ValueError(f"fact {self.text[:60]!r} reached the store without an id (the pipeline assigns one)")
+        return self.id
+
 
 @dataclass
 class Extraction:

@@ -137,7 +137,7 @@ def _copy_live(db: Database, dst: str) -> None:
     name = run("rewrite:database", "SELECT current_database()")[0][0]
     settings = dict(run("rewrite:settings", "SELECT name, value FROM duckdb_settings() WHERE name IN "
                                             "('threads', 'disabled_compression_methods')"))
-    if db.has_vss:
+    if db.vss_loaded:
         run("rewrite:hnsw_persistence", "SET hnsw_enable_experimental_persistence = true")  # HNSW indexes copy too
     # Measured (100k memories, FLOAT[384]): DuckDB's float codecs make random unit vectors
     # bigger, not smaller (240 MB vs 154 MB) and the copy ~40% slower; embeddings are stored raw.

@@ -43,13 +43,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-
 from memstore.core.errors import LLMError, MemstoreError, MissingFileError
 from memstore.core.identity import Scope
 from memstore.core.ids import new_id
+from memstore.core.model import AddOptions, AddState, ContextMemory
+from memstore.core.rules.context_probe import probe_text
+from memstore.extraction.doc_cache import DocCache, bulk_extractor
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.ingest.detect import detect_format
-from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.options import IngestOptions
+from memstore.ingest.plan import ConversationJob, Stager, account, conversation_states, fail, log_rows
+from memstore.ingest.prepared_commit import known_messages
+from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.readers import read_source
 from memstore.ingest.report import IngestReport
 from memstore.ingest.types import (
@@ -58,23 +63,16 @@ from memstore.ingest.types import (
     SourceFormatError,
 )
 from memstore.pipeline.add import commit, prepare_models, prepare_text
-from memstore.core.model import AddOptions, AddState, ContextMemory
-from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered
-from memstore.store.write_values import vectors_table
-from memstore.extraction.doc_cache import DocCache, bulk_extractor
-from memstore.ingest.batching import context_probe
-from memstore.ingest.prepared_commit import known_messages
-from memstore.ingest.plan import ConversationJob, Stager, account, conversation_states, fail, log_rows
 from memstore.store.rows import failed_run_params
-from memstore.store.writer import BatchedWriter
 from memstore.store.unit import write_unit
+from memstore.store.write_values import vectors_table
+from memstore.store.writer import BatchedWriter
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
-_PROBE_CHARS = 600                                 # text per batch that finds its related memories
 
 
 @dataclass
@@ -294,13 +292,13 @@ class _Ingest:
 
     def _attach_context(self, states: list[AddState]) -> None:
         """Related stored memories for each LLM batch (what gather_context finds for one add()),
-        for many batches at once: ONE embedding call over their probes (see context_probe) and ONE
+        for many batches at once: ONE embedding call over their probes (core/rules/context_probe.py) and ONE
         query. One at a time, the query embedding and the scan cost ~15 ms of CPU per batch here,
         which on a small machine is what bounds an LLM ingest."""
         n = self.rt.config.context_memories
         if not states or n <= 0:
             return
-        texts = ["\n".join(m.content for m in context_probe(st.messages))[:_PROBE_CHARS] for st in states]
+        texts = [probe_text(st.messages) for st in states]
         vecs = self.rt.embedder.embed(texts)
         found: dict[int, list[tuple[str, str]]] = {}
         with registered(self.db, "qvecs", vectors_table(vecs, self.db.dim, idx=list(range(len(states))))):
@@ -333,7 +331,7 @@ class _Ingest:
         with self._timed("extract"):
             try:
                 fut.set_result(self._prepare(state))
-            except Exception as exc:  # noqa: BLE001 - recorded as this conversation's failure
+            except Exception as exc:
                 fut.set_exception(exc)
         return fut
 

@@ -85,7 +85,7 @@ def prepare(state: AddState, rt: Runtime, *, extractor: Any = None, retries: int
     out = prepare_models([state], rt)[0]
     if isinstance(out, BaseException):
         if record_failure and isinstance(out, LLMError):     # the embedding endpoint failed
-            _record_failed_run(state, rt, out)
+            record_failed_run(state, rt, out)
         raise out
     return out
 
@@ -111,7 +111,7 @@ def prepare_text(state: AddState, rt: Runtime, *, extractor: Any = None, retries
                     time.sleep(backoff_s * (2 ** attempt) * (0.5 + random.random()))
                     continue
                 if record_failure:
-                    _record_failed_run(state, rt, exc)
+                    record_failed_run(state, rt, exc)
                 raise
     return state
 
@@ -124,7 +124,7 @@ def prepare_in_pool(state: AddState, rt: Runtime, pool: Any) -> PreparedAdd:
     try:
         return pool.submit(state).result()
     except LLMError as exc:
-        _record_failed_run(state, rt, exc)
+        record_failed_run(state, rt, exc)
         raise
 
 
@@ -283,7 +283,7 @@ def commit_adds(states: list[PreparedAdd], rt: Runtime) -> list[AddState | BaseE
             for out in commit([[st] for st in states], rt, writer, step="group_commit")]
 
 
-def _record_failed_run(state: AddState, rt: Runtime, exc: LLMError) -> None:
+def record_failed_run(state: AddState, rt: Runtime, exc: LLMError) -> None:
     """Keep a trace of the failed LLM call (status llm_error); the messages are NOT stored, so a
     retry of the same add() does not duplicate them."""
     try:

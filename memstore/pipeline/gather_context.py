@@ -5,6 +5,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.model import AddState, ContextMemory, Message
+from memstore.core.rules.context_probe import probe_text
 from memstore.pipeline.beside import beside
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def gather_context(state: AddState, rt: Runtime) -> AddState:
 
     def embed_messages() -> None:
         nonlocal vec, embed_s
-        text = "\n".join(m.content for m in state.messages)[:4000]
+        text = probe_text(state.messages)      # the same probe as ingest's (core/rules/context_probe.py)
         t1 = time.perf_counter()
         vec = rt.embedder.embed([text])
         embed_s = time.perf_counter() - t1

@@ -130,7 +130,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
         params["as_of"] = as_of
     w = _weights(sc, weights, channels, query)
     t0 = time.perf_counter()
-    vec = rt.embedder.embed([query]) if "semantic" in channels else [[0.0] * db.dim]
+    vec = rt.embed_query(query) if "semantic" in channels else [[0.0] * db.dim]
     qvec = np.asarray(vec, np.float32).reshape(-1)[:db.dim]
     t1 = time.perf_counter()
     q = analyze_query(rt.nlp, query)

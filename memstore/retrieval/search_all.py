@@ -48,7 +48,7 @@ def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str,
     import datetime as dt
 
     params.update(now=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), limit=int(top_k))
-    vec = rt.embedder.embed([query])
+    vec = rt.embed_query(query)
     if exact:
         sql = load_sql("queries/search_all_exact").replace("/*WHERE*/", f"({cond}) AND {vis}")
         with registered(db, "qvec", vectors_table(vec, db.dim)):

@@ -27,6 +27,7 @@ from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc,
 from memstore.core.errors import (AuthError, IdentityError, InvalidInputError, MemstoreError, NotFoundError,
                                   ScopeViolation)
 from memstore.server.auth import Access
+from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
 from memstore.server.openapi import as_call, call_arguments, document_api
 from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
@@ -153,6 +154,8 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     def home() -> RedirectResponse:
         return RedirectResponse(url="/docs")
 
+    cpu_meter = CpuMeter()
+
     @app.get("/health", summary="Is this a memstore server, and for which store")
     def health() -> Dict[str, Any]:
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
@@ -165,7 +168,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                    if getattr(app.state, "owner_ops", None) is not None else {}),
                 **({"group_commit": {k: round(v, 3) for k, v in committer.stats.items()}}
                    if isinstance(getattr(committer, "stats", None), dict) else {}),
-                **({"shard": shard} if shard else {})}
+                **({"shard": shard} if shard else {}),
+                **dict(getattr(app.state, "layout", None) or {}),
+                "owner_cpu": cpu_meter.share()}
 
     # -- mem0's REST paths -------------------------------------------------------------------------
     @app.post("/memories", summary="Create memories (mem0)", dependencies=auth, tags=["mem0"])

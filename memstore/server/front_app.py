@@ -33,11 +33,11 @@ import time
 from typing import Any
 
 from memstore.api.protocol import METHODS
+from memstore.api.stages import AddStages, pack_error
 from memstore.core.errors import LLMError, ServerUnavailableError
-from memstore.pipeline.workers import pack_error
 from memstore.server.front_models import FrontModels
 from memstore.server.front_search import FrontSearch
-from memstore.server.owner_rpc import OwnerClient
+from memstore.server.owner_rpc import Admit, Commit, Context, FailedRun, Forget, OwnerClient
 from memstore.wire.format import RESULT_KIND, dumps, loads
 
 _HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
@@ -49,14 +49,10 @@ class Front:
     """The work of one front process: `add(authorization, body)` and `search(authorization, body)`
     return (status, JSON bytes)."""
 
-    def __init__(self, rt: Any, owner: OwnerClient, default_prompt: str | None = None) -> None:
-        self.rt, self.owner, self.default_prompt = rt, owner, default_prompt
-        self.searches = FrontSearch(rt, owner)     # hot scopes searched here, from snapshot copies
-        self.models = FrontModels(rt)              # the adds ready here prepared together
-        cfg = rt.config
-        # the heuristic extractor reads no context; an LLM one reads recent messages and memories
-        self._context_in_owner = cfg.llm.provider != "heuristic" and (cfg.context_messages > 0
-                                                                      or cfg.context_memories > 0)
+    def __init__(self, stages: AddStages, owner: OwnerClient, default_prompt: str | None = None) -> None:
+        self.stages, self.owner, self.default_prompt = stages, owner, default_prompt
+        self.searches = FrontSearch(stages, owner)    # hot scopes searched here, from snapshot copies
+        self.models = FrontModels(stages)             # the adds ready here prepared together
 
     def _call(self, name: str, authorization: str, body: bytes) -> tuple[tuple, dict[str, Any]]:
         from memstore.server.openapi import as_call, call_arguments
@@ -72,7 +68,7 @@ class Front:
                 kwargs["channels"] = tuple(kwargs["channels"])
             args, kwargs = as_call(spec, kwargs)
         except Exception:
-            self.owner.call("admit", authorization, "get", (), {})     # a wrong token answers 401 first
+            self.owner.call(Admit(authorization, "get", (), {}))     # a wrong token answers 401 first
             raise
         return tuple(args), kwargs
 
@@ -80,12 +76,12 @@ class Front:
         coming = self.models.coming()               # the front's next model batch waits a little for it
         try:
             args, kwargs = self._call("add", authorization, body)
-            (args, kwargs), ticket = self.owner.call("admit", authorization, "add", args, kwargs)
+            (args, kwargs), ticket = self.owner.call(Admit(authorization, "add", args, kwargs))
             try:
                 return self._add(authorization, args, kwargs, ticket, coming)
             except BaseException:
                 with contextlib.suppress(ServerUnavailableError):
-                    self.owner.call("forget", ticket)   # the owner's group commit stops waiting for it
+                    self.owner.call(Forget(ticket))   # the owner's group commit stops waiting for it
                 raise
         finally:
             coming.done()
@@ -93,24 +89,18 @@ class Front:
     def _add(self, authorization: str, args: tuple, kwargs: dict[str, Any], ticket: int | None,
              coming: Any = None) -> Any:
         from memstore.memory import add_state
-        from memstore.pipeline.add import prepare_text
-        from memstore.pipeline.gather_context import gather_context
-        from memstore.pipeline.validate_input import validate_input
 
         t0 = time.perf_counter()
-        state = add_state(*args, **kwargs, default_prompt=self.default_prompt)
-        state = prepare_text(state, self.rt, steps=(validate_input,))
-        needs_store = self._context_in_owner and state.infer and state.options.gather_context and not state.memory_type
-        if needs_store:
-            state = self.owner.call("context", state)
-        else:
-            state = prepare_text(state, self.rt, steps=(gather_context,))
+        state = self.stages.read(add_state(*args, **kwargs, default_prompt=self.default_prompt))
+        needs_store = (self.stages.context_needs_store and state.infer and state.options.gather_context
+                       and not state.memory_type)
+        state = self.owner.call(Context(state)) if needs_store else self.stages.context(state)
         try:
             out = self.models.prepare(state, coming)      # extract, spaCy, embed: batched with this front's other adds
         except LLMError as exc:                   # recorded as a failed extraction run, as add() does
-            self.owner.call("failed_run", state, pack_error(exc))     # its class does not unpickle
+            self.owner.call(FailedRun(state, pack_error(exc)))     # its class does not unpickle
             raise
-        result = self.owner.call("commit", authorization, out, ticket)
+        result = self.owner.call(Commit(authorization, out, ticket))
         result["timings"]["total"] = time.perf_counter() - t0
         return result
 
@@ -120,7 +110,7 @@ class Front:
         vector = None
         t0 = time.perf_counter()
         if isinstance(query, str) and "semantic" in kwargs.get("channels", ("semantic",)):
-            vector = self.rt.embedder.embed([query])
+            vector = self.stages.embed_query(query)
         return self.searches.search(authorization, tuple(args), kwargs, vector, time.perf_counter() - t0)
 
 
@@ -219,14 +209,11 @@ def main() -> int:
     """Entry point of a front process: settings on stdin, "ready" on stdout once it accepts."""
     import uvicorn
 
-    from memstore.pipeline.workers import model_runtime
-
     settings = pickle.loads(sys.stdin.buffer.read())
     ready_out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())       # nothing else goes to the owner's pipe
     threading.Thread(target=_watch_owner, args=(settings["owner_pid"],), daemon=True).start()
-    rt = model_runtime(settings["config"])
-    front = Front(rt, OwnerClient(settings["rpc"]), settings.get("default_prompt"))
+    front = Front(AddStages.for_models(settings["config"]), OwnerClient(settings["rpc"]), settings.get("default_prompt"))
     gc.collect()
     gc.freeze()         # spaCy and the embedder stay out of the collector's full passes (see serve._freeze_heap)
     sock = socket.socket(fileno=settings["fd"])

@@ -12,11 +12,10 @@ the group commit runs).
 An LLM extractor's call waits on the network, so with one the request thread extracts and only the
 spaCy and embedding steps are batched.
 
->>> from memstore.core.config import MemoryConfig
+>>> from memstore.api.stages import AddStages
 >>> from memstore.core.identity import Scope
 >>> from memstore.core.model import AddState, Message
->>> from memstore.pipeline.workers import model_runtime
->>> models = FrontModels(model_runtime(MemoryConfig.from_dict({"embedder": {"provider": "hashing"}})))
+>>> models = FrontModels(AddStages.for_models({"embedder": {"provider": "hashing"}}))
 >>> st = AddState(scope=Scope(user_id="ana"), messages=[Message("user", "I live in Lisbon", id="m1")],
 ...               metadata={}, infer=True)
 >>> [f.text for f in models.prepare(st).facts]
@@ -30,9 +29,8 @@ import time
 from collections import deque
 from typing import Any
 
+from memstore.api.stages import AddStages
 from memstore.core.model import AddState, PreparedAdd
-from memstore.pipeline.add import EXTRACT_STEPS, prepare_text
-from memstore.pipeline.workers import BatchDocs, prepare_batch
 
 
 class FrontModels:
@@ -40,9 +38,9 @@ class FrontModels:
     waits up to `linger_s` for the adds on their way here (`coming()`: admitted by the owner, being
     validated), the same wait the owner's group commit makes for adds being prepared."""
 
-    def __init__(self, rt: Any, *, max_batch: int = 16, linger_s: float = 0.005) -> None:
-        self.rt, self.max_batch, self.linger_s = rt, max_batch, linger_s
-        self._docs = BatchDocs(rt)
+    def __init__(self, stages: AddStages, *, max_batch: int = 16, linger_s: float = 0.005) -> None:
+        self.stages, self.max_batch, self.linger_s = stages, max_batch, linger_s
+        self._batch_extracts = stages.batch_extracts
         self.batches = self.adds = 0               # counts, for a look at the batch sizes
         self._cv = threading.Condition()
         self._pending: deque[tuple[AddState, cf.Future]] = deque()
@@ -57,10 +55,10 @@ class FrontModels:
 
     def prepare(self, state: AddState, coming: Coming | None = None) -> PreparedAdd:
         """Extract (here with an LLM extractor, else in the batch), analyze, embed."""
-        if self._docs.extractor is None:
+        if not self._batch_extracts:
             if coming is not None:
                 coming.done()                      # a batch does not wait for an LLM's answer
-            state = prepare_text(state, self.rt, record_failure=False, steps=EXTRACT_STEPS)
+            state = self.stages.extract(state)
         fut: cf.Future = cf.Future()
         with self._cv:
             self._pending.append((state, fut))
@@ -83,8 +81,7 @@ class FrontModels:
                 batch = [self._pending.popleft() for _ in range(min(len(self._pending), self.max_batch))]
             self.batches, self.adds = self.batches + 1, self.adds + len(batch)
             try:
-                out = prepare_batch([st for st, _ in batch], self.rt, extract=self._docs.extractor is not None,
-                                    docs=self._docs)
+                out = self.stages.models([st for st, _ in batch], extract=self._batch_extracts)
             except BaseException as exc:  # noqa: BLE001 - every add of the batch gets the error
                 out = [exc] * len(batch)
             for (_, fut), item in zip(batch, out):

@@ -6,7 +6,7 @@ the whole search. Now a front keeps copies of the owner's search snapshots
 scope-cache generation) and runs the same fusion code on them (`search.snapshot_search`). Per
 search the owner still answers one small message, so that tokens and writes stay exact:
 
-    front ── ("snap", authorization, args, kwargs, vector, key, generation held) ──► owner
+    front ── Snap(authorization, args, kwargs, vector, key, generation held) ──► owner
     owner: verify the token, confine the call as `search` does, compile its filter's key;
            same key, and no write since the copy's generation
            touched a scope the filter covers           ─► ("fresh",)     the front searches its copy
@@ -24,7 +24,7 @@ refused by the owner on its next search. A scoped token's call is confined by th
 front searches a copy only when the owner says the confined call's key is the copy's key, so a
 token reads no other scope through a copy. Searches that snapshots do not serve (as_of,
 show_expired, include_superseded, rerank, filters on the time or with lists, scopes larger than
-snapshot.MAX_ROWS) go to the owner as before (`("search", ...)`).
+snapshot.MAX_ROWS) go to the owner as before (`Search(...)`).
 
 >>> call_key({"user_id": "ana", "top_k": 3}, ("where",)) == call_key({"user_id": "ana"}, ("who",))
 True
@@ -41,7 +41,7 @@ from typing import Any
 
 from memstore.retrieval.search import filter_key_identity, snapshot_search
 from memstore.retrieval.snapshot import Snapshot, SnapshotStore, snapshots_for
-from memstore.server.query_vectors import given
+from memstore.server.owner_rpc import Search, Snap
 from memstore.server.scoped_memory import confine
 
 _NOT_SNAPPED = ("include_superseded", "show_expired", "rerank")
@@ -65,19 +65,19 @@ def call_key(kwargs: dict[str, Any], args: tuple = ()) -> Any:
 
 def call_key_identity(kwargs: dict[str, Any], args: tuple = ()) -> tuple[Any, tuple]:
     """(call_key, the scope identity its filter requires: retrieval/search.py scope_identity)."""
-    from memstore.memory import _merge_identity
+    from memstore.memory import merge_identity
 
     if not snappable(kwargs, args):
         return None, ()
     try:
-        return filter_key_identity(_merge_identity(kwargs.get("filters"), kwargs.get("user_id"),
+        return filter_key_identity(merge_identity(kwargs.get("filters"), kwargs.get("user_id"),
                                                    kwargs.get("agent_id"), kwargs.get("run_id")))
     except Exception:  # noqa: BLE001 - a bad filter: the owner's search raises the right error
         return None, ()
 
 
 class SnapshotDoor:
-    """The owner's side of the "snap" message (memstore/server/fronts.py OwnerDoor)."""
+    """The owner's side of the `Snap` message (memstore/server/fronts.py OwnerDoor)."""
 
     def __init__(self, memory: Any) -> None:
         self.memory = memory
@@ -88,10 +88,10 @@ class SnapshotDoor:
 
     def answer(self, guarded: Any, args: tuple, kwargs: dict[str, Any], vector: Any, key: Any,
                held: int | None) -> tuple:
-        grant = guarded._grant_of()
+        grant = guarded.grant
         c_args, c_kwargs = guarded.admit("search", tuple(args), kwargs)     # the owner's confinement
         mine, identity = call_key_identity(c_kwargs, c_args)
-        db = self.memory._rt.db
+        db = self.memory.db
         cache = db.scope_cache
         # the front's copy is current when no write since its generation touched a scope the
         # filter covers (writes to other scopes leave it valid)
@@ -99,8 +99,9 @@ class SnapshotDoor:
             self.stats["fresh"] += 1
             return ("fresh",)
         self.stats["searched"] += 1
-        with given(args[0] if args else kwargs.get("query"), vector):
-            result = guarded.search(*args, **kwargs)
+        s_kwargs = dict(kwargs)
+        query = args[0] if args else s_kwargs.pop("query", None)
+        result = guarded.search_with_vector(vector, query, *args[1:], **s_kwargs)
         data = None
         if mine is not None:
             snap = snapshots_for(db.scope_cache).peek(mine)
@@ -147,8 +148,8 @@ class FrontSearch:
     """A front's searches: from its copy of the filter's snapshot when the owner says it is current,
     else through the owner."""
 
-    def __init__(self, rt: Any, owner: Any) -> None:
-        self.rt, self.owner = rt, owner
+    def __init__(self, stages: Any, owner: Any) -> None:
+        self.stages, self.owner = stages, owner
         self.snaps = SnapshotStore()
         self.stats: collections.Counter = collections.Counter()
         # authorization -> the scope its grant confines calls to (_ADMIN: none): to compute the key
@@ -160,13 +161,13 @@ class FrontSearch:
                embed_s: float = 0.0) -> Any:
         if not snappable(kwargs, args):
             self.stats["owner"] += 1
-            return self.owner.call("search", authorization, args, kwargs, vector)
+            return self.owner.call(Search(authorization, args, kwargs, vector))
         # key None (a scoped token's call before the front knows its scope, a filter no snapshot
         # serves): the owner searches, and its answer says the token's scope
         key = self._key(authorization, args, kwargs)
         held = self.snaps.peek(key) if key is not None else None
-        reply = self.owner.call("snap", authorization, args, kwargs, vector, key,
-                                held.generation if held is not None else None)
+        reply = self.owner.call(Snap(authorization, args, kwargs, vector, key,
+                                     held.generation if held is not None else None))
         if reply[0] == "fresh" and held is not None:
             self.snaps.lookup(key, held.generation)       # used: last to be dropped
             try:
@@ -174,7 +175,7 @@ class FrontSearch:
                 self.stats["local"] += 1
                 return out
             except Exception:  # noqa: BLE001 - an error: the owner's search raises it as it should
-                return self.owner.call("search", authorization, args, kwargs, vector)
+                return self.owner.call(Search(authorization, args, kwargs, vector))
         _, result, okey, scope, data = reply
         self.stats["searched"] += 1
         with self._lock:
@@ -202,10 +203,10 @@ class FrontSearch:
 
         query = args[0] if args else kwargs["query"]
         check_text(query, "query", allow_empty=True)
-        cfg = self.rt.config
+        cfg = self.stages.config
         top_k, threshold = kwargs.get("top_k"), kwargs.get("threshold")
         channels = kwargs.get("channels", ("semantic", "keyword", "entity"))
-        return snapshot_search(snap, self.rt.nlp, cfg.search, query, vector,
+        return snapshot_search(snap, self.stages.nlp, cfg.search, query, vector,
                                top_k=cfg.top_k if top_k is None else top_k,
                                threshold=cfg.threshold if threshold is None else threshold,
                                explain=bool(kwargs.get("explain", False)),

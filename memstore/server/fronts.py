@@ -9,9 +9,10 @@ The owner process (the only one with the store file open) binds the TCP socket, 
 with it (they all accept on it: memstore/server/front_app.py) and serves its full FastAPI app on a
 Unix socket next to the store, for what the fronts pass on unchanged (MCP, uploads, analyst routes,
 /docs, /health, the LangGraph store routes...). The hot routes, `POST /v1/add` and `POST
-/v1/search`, cost the owner one or two small messages each (`OwnerDoor`, memstore/server/owner_rpc.py):
-every one verified against the token table, so a scoped token is confined and a revoked one refused
-at once, exactly as on the owner's own routes.
+/v1/search`, cost the owner two small messages an add and one a search (`OwnerDoor`,
+memstore/server/owner_rpc.py): the token is verified once per call against the token table, so a
+scoped token is confined and a revoked one refused from its next call, exactly as on the owner's
+own routes.
 
 A front that dies (SIGKILL, out of memory) is started again; the requests it held fail on the
 client with a broken connection (the client's ServerUnavailableError: retryable). A front writes
@@ -28,14 +29,15 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from memstore.core.errors import ConfigError, TokenRightsError
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.pipeline.workers import unpack_error
+from memstore.api.stages import unpack_error
 from memstore.server.front_search import SnapshotDoor
-from memstore.server.query_vectors import GivenVectors, given
-from memstore.server.scoped_memory import GuardedMemory, confine
+from memstore.server.owner_rpc import MESSAGES, Admit, Commit, Context, FailedRun, Forget, Ping, Search, Snap
+from memstore.server.scoped_memory import Grant, GuardedMemory, confine
 
 log = logging.getLogger(__name__)
 
@@ -43,85 +45,103 @@ FRONT_START_S = 300.0          # a front loads spaCy and the embedder before it 
 
 
 class OwnerDoor:
-    """What the owner answers its fronts (see memstore/server/owner_rpc.py for the messages)."""
+    """What the owner answers its fronts: one handler per message class of
+    memstore/server/owner_rpc.py (`HANDLERS`), each verifying the token it acts for once."""
 
     def __init__(self, memory: Any, access: Any, committer: Any) -> None:
         self.memory, self.access, self.committer = memory, access, committer
-        rt = memory._rt
-        if not isinstance(rt.embedder, GivenVectors):
-            rt.embedder = GivenVectors(rt.embedder)         # searches take the query vector a front sent
+        self.stages = memory.stages                         # context, failed-run records: the store's
         self.snapshots = SnapshotDoor(memory)               # fronts search copies of hot scopes
         self.ops: Counter = Counter()                       # /health: messages answered, and their CPU (ms)
         self._ops_lock = threading.Lock()
+        self._admitted: dict[int, Grant] = {}               # ticket -> the grant its add was admitted with
+        self.handlers: dict[type, Callable[[Any], Any]] = {
+            Admit: self._admit, Context: self._context, Commit: self._commit, Forget: self._forget,
+            Search: self._search, Snap: self._snap, FailedRun: self._failed_run, Ping: self._ping}
+        assert set(self.handlers) == set(MESSAGES), "every owner message has a handler"
 
-    def _guarded(self, authorization: str) -> GuardedMemory:
-        grant = self.access.verify(authorization)           # every call: a revoked token is refused now
+    def _guarded(self, authorization: str | None = None, *, grant: Grant | None = None) -> GuardedMemory:
+        if grant is None:
+            grant = self.access.verify(authorization)       # a revoked token is refused from its next call
         return GuardedMemory(self.memory, lambda: grant, on_tokens_changed=self.access.invalidate,
                              before_list_tokens=self.access.flush_use)
 
-    def __call__(self, msg: tuple) -> Any:
+    def __call__(self, msg: Any) -> Any:
+        handler = self.handlers.get(type(msg))
+        if handler is None:
+            raise ValueError(f"unknown request {type(msg).__name__} from a front process")
+        name = type(msg).__name__.lower()
         cpu = time.thread_time()
         try:
-            return self._answer(msg)
+            return handler(msg)
         finally:
             ms = (time.thread_time() - cpu) * 1e3
             with self._ops_lock:
-                self.ops[msg[0]] += 1
-                self.ops[f"{msg[0]}_ms"] += ms
+                self.ops[name] += 1
+                self.ops[f"{name}_ms"] += ms
 
-    def _answer(self, msg: tuple) -> Any:
-        op = msg[0]
-        if op == "admit":
-            _, authorization, name, args, kwargs = msg
-            admitted = self._guarded(authorization).admit(name, tuple(args), kwargs)
-            if name == "add" and self.committer is not None:
-                return admitted, self.committer.expect()   # the group commit waits a little for it
-            return admitted, None
-        if op == "forget":
-            if self.committer is not None:
-                self.committer.forget(msg[1])
+    def _admit(self, msg: Admit) -> Any:
+        guarded = self._guarded(msg.authorization)
+        admitted = guarded.admit(msg.name, tuple(msg.args), msg.kwargs)
+        if msg.name == "add" and self.committer is not None:
+            ticket = self.committer.expect()                # the group commit waits a little for it
+            with self._ops_lock:
+                self._admitted[ticket] = guarded.grant      # Commit confines with it: one token check an add
+            return admitted, ticket
+        return admitted, None
+
+    def _forget(self, msg: Forget) -> None:
+        self._take_grant(msg.ticket)
+        if self.committer is not None and msg.ticket is not None:
+            self.committer.forget(msg.ticket)
+
+    def _take_grant(self, ticket: int | None) -> Grant | None:
+        if ticket is None:
             return None
-        if op == "search":
-            _, authorization, args, kwargs, vector = msg
-            guarded = self._guarded(authorization)
-            with given(args[0] if args else kwargs.get("query"), vector):
-                return guarded.search(*args, **kwargs)
-        if op == "snap":
-            _, authorization, args, kwargs, vector, key, held = msg
-            return self.snapshots.answer(self._guarded(authorization), args, kwargs, vector, key, held)
-        if op == "commit":
-            _, authorization, state, ticket = msg
-            try:
-                self._check_commit(self._guarded(authorization), state)
-            except BaseException:
-                if self.committer is not None:
-                    self.committer.forget(ticket)
-                raise
-            if self.committer is not None:
-                return self.committer.commit(state, ticket)
-            out = self.memory.commit_prepared([state])[0]
-            if isinstance(out, BaseException):
-                raise out
-            return out
-        if op == "context":
-            from memstore.pipeline.add import prepare_text
-            from memstore.pipeline.gather_context import gather_context
+        with self._ops_lock:
+            return self._admitted.pop(ticket, None)
 
-            return prepare_text(msg[1], self.memory._rt, steps=(gather_context,))
-        if op == "failed_run":
-            from memstore.pipeline.add import _record_failed_run
+    def _search(self, msg: Search) -> Any:
+        guarded = self._guarded(msg.authorization)
+        args, kwargs = tuple(msg.args), dict(msg.kwargs)
+        query = args[0] if args else kwargs.pop("query", None)
+        return guarded.search_with_vector(msg.vector, query, *args[1:], **kwargs)
 
-            _record_failed_run(msg[1], self.memory._rt, unpack_error(msg[2]))
-            return None
-        if op == "ping":
-            return os.getpid()
-        raise ValueError(f"unknown request {op!r} from a front process")
+    def _snap(self, msg: Snap) -> Any:
+        return self.snapshots.answer(self._guarded(msg.authorization), msg.args, msg.kwargs, msg.vector, msg.key,
+                                     msg.held)
+
+    def _commit(self, msg: Commit) -> Any:
+        grant = self._take_grant(msg.ticket)
+        try:
+            guarded = self._guarded(msg.authorization, grant=grant)
+            self._check_commit(guarded, msg.prepared)
+        except BaseException:
+            if self.committer is not None and msg.ticket is not None:
+                self.committer.forget(msg.ticket)
+            raise
+        if self.committer is not None:
+            return self.committer.commit(msg.prepared, msg.ticket)
+        out = self.memory.commit_prepared([msg.prepared])[0]
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    def _context(self, msg: Context) -> Any:
+        return self.stages.context(msg.state)
+
+    def _failed_run(self, msg: FailedRun) -> None:
+        self.stages.failed(msg.state, unpack_error(msg.error))
+
+    @staticmethod
+    def _ping(msg: Ping) -> int:
+        return os.getpid()
 
     @staticmethod
     def _check_commit(guarded: GuardedMemory, state: Any) -> None:
-        """The add as admitted: a scoped token's scope and name, again (the token may have changed
-        between `admit` and this commit; a front is trusted, the token is checked each time)."""
-        grant = guarded._grant_of()
+        """The add as admitted: a scoped token's scope and name, again, with the grant it was
+        admitted with (a front is trusted with the prepared add, not with its scope)."""
+        grant = guarded.grant
         if grant.admin:
             return
         if grant.read_only:

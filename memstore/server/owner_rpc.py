@@ -1,29 +1,24 @@
-"""The owner's side door for its front processes: compact requests over a Unix socket (pickle).
+"""The owner's side door for its front processes: one message each way over a Unix socket.
 
 With `memstore serve --fronts N` the front processes accept HTTP, parse JSON and run the model
 work (memstore/server/fronts.py); the owner (the one process holding the store file) answers
-only what needs the store, one message each way:
+only what needs the store. The messages are the frozen dataclasses below, one per operation,
+and the owner's dispatch table is built from them (`fronts.OwnerDoor`): a message's fields are
+its documentation. A served add is `Admit` (the token verified once: the owner keeps its grant
+with the add's ticket), `Context` only for an LLM extractor that reads the store, then `Commit`
+(confined again with the kept grant, no second token check); a search is `Snap` or `Search`.
 
-    ("admit", authorization, method, kwargs)  -> kwargs as the token may call it (scope, actor_id)
-    ("commit", authorization, prepared_add)   -> what add() returns (through the group committer)
-    ("search", authorization, kwargs, vector) -> what search() returns (the query's vector given)
-    ("snap", authorization, args, kwargs, vector, key, generation)
-                                              -> ("fresh",): the front's snapshot copy is current, or
-                                                 ("searched", result, key, scope, snapshot or None)
-                                                 (memstore/server/front_search.py)
-    ("context", prepared_add)                 -> the add with the LLM's context read from the store
-    ("failed_run", prepared_add, error)       -> records a failed LLM call, as add() does
-
-Every call that acts for a request carries its `Authorization` header and is verified here
-(memstore/server/auth.py): a revoked token is refused from the next call on, and a scoped token
-gets exactly what it gets from the owner's own routes. A message is a 4-byte length and a pickle;
-the socket is private to the owner's user (0600 in a 0700 folder), as the fronts are its own
-children. Errors travel as their class and fields (`pack_error`) and are raised again in the front.
+Every message that acts for a request carries its `Authorization` header (or the ticket of an
+admitted add) and is checked here (memstore/server/auth.py): a revoked token is refused from the
+next call on, and a scoped token gets exactly what it gets from the owner's own routes. A message
+is a 4-byte length and a pickle; the socket is private to the owner's user (0600 in a 0700
+folder), as the fronts are its own children. Errors travel as their class and fields
+(`pack_error`) and are raised again in the front.
 
 >>> import socket
 >>> a, b = socket.socketpair()
->>> send_msg(a, ("ping",)); recv_msg(b)
-('ping',)
+>>> send_msg(a, Ping()); recv_msg(b)
+Ping()
 """
 from __future__ import annotations
 
@@ -33,10 +28,79 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from memstore.api.stages import pack_error, unpack_error
 from memstore.core.errors import ServerUnavailableError
-from memstore.pipeline.workers import pack_error, unpack_error
+from memstore.core.model import AddState, PreparedAdd
+
+
+@dataclass(frozen=True)
+class Admit:
+    """May this token call `name(*args, **kwargs)`? -> ((args, kwargs) as it may, scope and actor
+    filled in; the add's ticket for the group commit, or None)."""
+    authorization: str
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Context:
+    """-> the add with the LLM's context read from the store (an LLM extractor's add)."""
+    state: AddState
+
+
+@dataclass(frozen=True)
+class Commit:
+    """-> what add() returns, through the group committer. `authorization` is checked again only
+    when the add has no ticket (no group committer kept its grant)."""
+    authorization: str
+    prepared: PreparedAdd
+    ticket: int | None
+
+
+@dataclass(frozen=True)
+class Forget:
+    """An admitted add will not come (it failed in the front): the group commit stops waiting."""
+    ticket: int | None
+
+
+@dataclass(frozen=True)
+class Search:
+    """-> what search() returns, with the query's vector given (None: the owner embeds it)."""
+    authorization: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    vector: Any
+
+
+@dataclass(frozen=True)
+class Snap:
+    """-> ("fresh",): the front's snapshot copy (`key`, generation `held`) is current, or
+    ("searched", result, key, scope, snapshot or None) (memstore/server/front_search.py)."""
+    authorization: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    vector: Any
+    key: Any
+    held: int | None
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """Record an LLM call that failed in the front, as add() does (`error` packed: pack_error)."""
+    state: AddState
+    error: Any
+
+
+@dataclass(frozen=True)
+class Ping:
+    """-> the owner's PID."""
+
+
+MESSAGES = (Admit, Context, Commit, Forget, Search, Snap, FailedRun, Ping)
 
 _LEN = struct.Struct("!I")
 
@@ -67,7 +131,7 @@ class OwnerRPCServer:
     """Accept the fronts' connections on `path`; one thread per connection runs `handle(message)`
     and sends back ("ok", value) or ("err", packed error)."""
 
-    def __init__(self, path: str, handle: Callable[[tuple], Any]) -> None:
+    def __init__(self, path: str, handle: Callable[[Any], Any]) -> None:
         self.path = path
         self._handle = handle
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -128,8 +192,9 @@ class OwnerClient:
             self._local.sock = sock
         return sock
 
-    def call(self, *msg: Any) -> Any:
-        """Send `msg`, wait for the answer; the owner's error is raised here as its own class."""
+    def call(self, msg: Any) -> Any:
+        """Send `msg` (one of MESSAGES), wait for the answer; the owner's error is raised here as
+        its own class."""
         try:
             sock = self._conn()
             send_msg(sock, msg)

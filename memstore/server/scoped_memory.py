@@ -139,6 +139,21 @@ class GuardedMemory:
     def path(self) -> str:
         return self._inner.path
 
+    @property
+    def grant(self) -> Grant:
+        """The grant calls run under now (AuthError when the request carries no credentials)."""
+        grant = self._grant_of()
+        if grant is None:       # fail closed: a route that did not authenticate sees nothing
+            raise AuthError("this request carries no credentials", hint="send `Authorization: Bearer <token>`")
+        return grant
+
+    def search_with_vector(self, vector: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        """`search` as this grant may call it, with the query's vector given (a front embedded it)."""
+        grant = self.grant
+        if not grant.admin:
+            args, kwargs = self._within(grant, "search", args, kwargs)
+        return self._inner.search_with_vector(vector, query, *args, **kwargs)
+
     def __getattr__(self, name: str) -> Any:
         if name not in METHODS and name != "ingest_upload":
             return getattr(self._inner, name)       # the server's own plumbing (never a route)
@@ -149,9 +164,7 @@ class GuardedMemory:
         return call
 
     def _call(self, name: str, impl: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        grant = self._grant_of()
-        if grant is None:       # fail closed: a route that did not authenticate sees nothing
-            raise AuthError("this request carries no credentials", hint="send `Authorization: Bearer <token>`")
+        grant = self.grant
         if not grant.admin:
             args, kwargs = self._within(grant, name, args, kwargs)
         elif name == "list_tokens" and self._before_list is not None:
@@ -166,9 +179,7 @@ class GuardedMemory:
         """The arguments `name(*args, **kwargs)` runs with under the current grant (scope filled in,
         actor_id set), or the error the call would raise: what a front process asks the owner
         before it prepares an add (memstore/server/fronts.py)."""
-        grant = self._grant_of()
-        if grant is None:
-            raise AuthError("this request carries no credentials", hint="send `Authorization: Bearer <token>`")
+        grant = self.grant
         return (args, kwargs) if grant.admin else self._within(grant, name, args, kwargs)
 
     def _within(self, grant: Grant, name: str, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict]:

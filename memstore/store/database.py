@@ -22,10 +22,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.store.quoting import sql_ident
+from memstore.store.quoting import sql_ident, sql_string
 from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreInvalidatedError,
                              StoreBusyError, StoreWriteError)
-from memstore.store.extensions import load_extension
+from memstore.store.extensions import extension_file
 from memstore.store.open_errors import check_store_meta, explain_fatal_error
 from memstore.store.open_files import closed, explain_connect_error, open_count, opened
 from memstore.store.scope_cache import ScopeCache
@@ -51,7 +51,7 @@ class InjectedFault(MemstoreError, RuntimeError):
 class Database:
     """A DuckDB file with memstore's schema, thread-local cursors and one write lock."""
 
-    def __init__(self, path: str | os.PathLike, *, dim: int, embedder: str, read_only: bool = False,
+    def __init__(self, path: str | os.PathLike[str], *, dim: int, embedder: str, read_only: bool = False,
                  scope_cache: ScopeCache | None = None, threads: int | None = None,
                  memory_limit: str | None = None) -> None:
         """`threads`: DuckDB worker threads (None: DuckDB's default). It is a setting of the open
@@ -61,6 +61,8 @@ class Database:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
+        self._file_guard: int | None = None     # see file_fd()
+        self._invalidated: str | None = None    # a fatal write error's text: reopen on the next call
         self._con = _connect(self.path, read_only)
         self._local = threading.local()
         self.write_lock = threading.RLock()
@@ -72,15 +74,14 @@ class Database:
         self._release = weakref.finalize(self, closed, self.path)
         opened(self.path)
         self._columns: dict[str, dict[str, str]] = {}
-        self._insert_shapes: dict[tuple, tuple] = {}
+        self._insert_shapes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._threads = threads
         self._memory_limit = memory_limit
         # called after every committed transaction (the store's maintenance: memstore/store/recluster.py)
         self.commit_listeners: list[Callable[[Database], Any]] = []
         self.maintenance: Any = None
         self._set_threads()
-        self.has_vss = load_extension(self._con, "vss")
-        self.has_fts = load_extension(self._con, "fts")
+        self._load_extensions()
         if not read_only:
             self._migrate(dim)
         self.dim = self._check_meta(dim, embedder)
@@ -101,6 +102,33 @@ class Database:
             self._con.execute(f"SET threads = {int(self._threads)}")     # an int, never user text
         if self._memory_limit is not None:      # checked by config (digits and a unit), never user SQL
             self._con.execute(f"SET memory_limit = '{self._memory_limit}'")
+    # -- extensions: VSS only where an HNSW index exists or is asked for (LOAD costs ~65 % of an open)
+    @property
+    def has_vss(self) -> bool:
+        """Is DuckDB's VSS extension installed (loadable)? `ensure_vss()` loads it."""
+        return extension_file("vss") is not None
+
+    @property
+    def vss_loaded(self) -> bool:
+        """Is VSS loaded on this connection (the store has an HNSW index, or one was asked for)?"""
+        return getattr(self, "_vss_loaded", False)
+
+    def ensure_vss(self) -> bool:
+        """Load VSS on this connection if it is not yet; True when loaded."""
+        if not self.vss_loaded:
+            path = extension_file("vss")
+            if path is not None:
+                self.run_instance("load:vss", f"LOAD {sql_string(str(path))}")
+            self._vss_loaded = path is not None
+        return self._vss_loaded
+
+    def _load_extensions(self) -> None:
+        self._vss_loaded = False
+        row = None if self.path == ":memory:" else self._con.execute(
+            "SELECT count(*) FROM duckdb_indexes() WHERE sql ILIKE '%USING HNSW%'").fetchone()
+        if row is not None and row[0]:
+            self.ensure_vss()
+
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
@@ -173,8 +201,7 @@ class Database:
             self._con = _connect(self.path, self.read_only)
             self._local = threading.local()
             self._set_threads()
-            self.has_vss = load_extension(self._con, "vss")
-            self.has_fts = load_extension(self._con, "fts")
+            self._load_extensions()
             self.scope_cache.invalidate()
             self._columns.clear()
             self._insert_shapes.clear()
@@ -301,7 +328,7 @@ class Database:
             self.scope_cache.invalidate()     # an autocommitted write the caches did not see
         return cur
 
-    def rows(self, name: str, params: Any = None, *, sql: str | None = None, writes: bool = False) -> list[tuple]:
+    def rows(self, name: str, params: Any = None, *, sql: str | None = None, writes: bool = False) -> list[tuple[Any, ...]]:
         return self.run(name, params, sql=sql, writes=writes).fetchall()
 
     def dicts(self, name: str, params: Any = None, *, sql: str | None = None) -> list[dict[str, Any]]:
@@ -360,7 +387,7 @@ class Database:
         types = self.column_types(table)
         self.insert_values(table, {c: param_column(data.column(c), types[c]) for c in data.column_names})
 
-    def insert_values(self, table: str, cols: dict[str, list]) -> None:
+    def insert_values(self, table: str, cols: dict[str, list[Any]]) -> None:
         """Append a few rows given as Python columns in ONE parameterised statement (~0.5 ms, where
         registering an Arrow table costs ~1.4 ms): columns travel as typed list parameters. A few
         vectors (FLOAT[dim]) are bound as NumPy parameters, row by row; from `ARROW_FLOATS` floats
@@ -418,7 +445,7 @@ class Database:
         if ids:
             self.run("queries/prune_messages_by_id", {"scope_keys": list(scope_keys), "ids": list(ids)}, writes=True)
 
-    def run_instance(self, name: str, sql: str) -> list[tuple]:
+    def run_instance(self, name: str, sql: str) -> list[tuple[Any, ...]]:
         """Run an instance-wide statement (SET, ATTACH, COPY FROM DATABASE, DETACH, CHECKPOINT of
         an attached file) on the connection itself rather than this thread's cursor, with the same
         naming, tracing and errors as `run`. Build `sql` with the quoting helpers, never by pasting.
@@ -458,7 +485,8 @@ class Database:
                 self.run(f"{step}:rollback", sql="ROLLBACK")
             raise
 
-    def scratch(self, name: str = "scratch", *, config: dict[str, str] | None = None) -> Scratch:
+    def scratch(self, name: str = "scratch", *,
+                config: dict[str, str | bool | int | float | list[str]] | None = None) -> Scratch:
         """A private in-memory DuckDB (no store tables) whose statements are traced with this
         store's tracer: erasure filters Parquet exports in one, `m.sql()` runs in a locked one."""
         return Scratch(name, config=config, trace=self.trace)

@@ -86,7 +86,7 @@ def history_rows(policy: str, events: Iterable[HistoryEvent], *, is_deleted: boo
         return None
     text = keeps_text(policy)
     evs = list(events)
-    cols: dict[str, list] = {
+    cols: dict[str, list[Any]] = {
         "id": [new_id() for _ in evs], "memory_id": [e.memory_id for e in evs], "event": [e.event for e in evs],
         "old_memory": [e.old_memory for e in evs] if text else [None] * len(evs),
         "new_memory": [e.new_memory for e in evs] if text else [None] * len(evs),

@@ -16,12 +16,12 @@ import os
 from typing import Any
 
 
-def server_file(store: str | os.PathLike) -> str:
+def server_file(store: str | os.PathLike[str]) -> str:
     """Where the server of `store` announces itself."""
     return os.path.abspath(os.fspath(store)) + ".server.json"
 
 
-def read_info(store: str | os.PathLike) -> dict[str, Any] | None:
+def read_info(store: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The announcement as written, or None when there is none (or it is unreadable)."""
     try:
         with open(server_file(store), encoding="utf-8") as fh:
@@ -48,7 +48,7 @@ def pid_alive(pid: Any) -> bool:
     return True
 
 
-def starting_server(store: str | os.PathLike) -> dict[str, Any] | None:
+def starting_server(store: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The announcement of a server of `store` that is alive and still starting, else None."""
     info = read_info(store)
     if info and info.get("state") == "starting" and pid_alive(info.get("pid")):

@@ -74,7 +74,7 @@ def unclustered_rows(db: Database) -> int:
 
 def ensure_hnsw(db: Database, *, force: bool = False) -> bool:
     """Create the HNSW index when missing (or when force=True). Returns True if it was (re)built."""
-    if not db.has_vss:
+    if not db.ensure_vss():
         raise MemstoreError("the DuckDB VSS extension is not available",
                             hint="pip install duckdb-extension-vss matching your duckdb version")
     db.run("queries/admin/hnsw_settings")      # persist the index; ef_search 1000 (see the file)

@@ -14,7 +14,7 @@ from sqlglot import exp
 from memstore.core.errors import InvalidInputError
 
 
-def sql_string(value: str | os.PathLike) -> str:
+def sql_string(value: str | os.PathLike[str]) -> str:
     """A single-quoted SQL string literal (quotes doubled by sqlglot); NUL bytes are refused."""
     text = os.fspath(value)
     if "\x00" in text:

@@ -68,7 +68,7 @@ def memories_schema(dim: int) -> pa.Schema:
                       ("embedding", pa.list_(pa.float32(), dim))])
 
 
-def _ident(scope: Scope, n: int) -> dict[str, list]:
+def _ident(scope: Scope, n: int) -> dict[str, list[Any]]:
     """The scope's identity columns repeated n times."""
     return {"scope_key": [scope.key] * n, "user_id": [scope.user_id] * n, "agent_id": [scope.agent_id] * n,
             "run_id": [scope.run_id] * n}
@@ -76,7 +76,7 @@ def _ident(scope: Scope, n: int) -> dict[str, list]:
 
 def entity_rows(entities: Iterable[Any], now: dt.datetime) -> Rows:
     """`entities` rows (shared by all scopes), one per distinct normalised name."""
-    ents: dict[str, tuple] = {}
+    ents: dict[str, tuple[Any, ...]] = {}
     for e in entities:
         ents.setdefault(entity_id(e.norm), (e.name, e.norm, e.label))
     return Rows(ENTITIES, {"id": list(ents), "name": [v[0] for v in ents.values()],
@@ -141,6 +141,8 @@ def extraction_run_row(state: AddState, extraction_run_id: str) -> Rows:
     memory must leave no row naming it outside history; an added fact is found again through
     memories.extraction_run_id + hash."""
     ex, msgs = state.extraction, state.messages
+    if ex is None:
+        raise ValueError("an add reached the store without an extraction (the pipeline records one)")
     added = [f for f in state.facts if f.outcome == "added"]
     facts_json = json.dumps([{"text": f.text, "hash": f.hash, "outcome": f.outcome, "n_linked": len(f.linked_ids),
                               "n_supersedes": len(f.supersedes), "attributed_to": f.attributed_to}
@@ -194,10 +196,12 @@ def memory_rows(state: AddState, added: Sequence[Fact], extraction_run_id: str, 
 def imported_events(state: AddState, f: Fact) -> list[HistoryEvent]:
     """An imported memory's own history (with an ADD first when its source kept none)."""
     sc, rec = state.scope, f.imported
+    if rec is None:
+        raise ValueError("imported_events of a fact that was not imported")
     given = list(rec.history)
     if not any(e.event == "ADD" for e in given):
         given.insert(0, ImportedEvent("ADD", None, f.text, rec.created_at, rec.actor_id, f.role or "user"))
-    return [HistoryEvent(f.id, e.event, e.old_memory, e.new_memory, scope_key=sc.key, user_id=sc.user_id,
+    return [HistoryEvent(f.stored_id, e.event, e.old_memory, e.new_memory, scope_key=sc.key, user_id=sc.user_id,
                          agent_id=sc.agent_id, run_id=sc.run_id, actor_id=e.actor_id, created_at=e.created_at,
                          role=e.role) for e in given]
 
@@ -208,13 +212,13 @@ def add_tables(state: AddState, history_policy: str, dim: int) -> dict[str, Rows
     sc, now = state.scope, state.now
     added = [f for f in state.facts if f.outcome == "added"]
     ex_id = state.extraction_run_id = state.extraction_run_id or new_id()
-    ents, eposts, kposts = posting_rows(sc, [f.id for f in added], [f.entities for f in added],
+    ents, eposts, kposts = posting_rows(sc, [f.stored_id for f in added], [f.entities for f in added],
                                         [f.terms for f in added], now=now)
     late = [f for f in added if f.superseded_by is not None]
-    links = _links_of(added) + [(f.superseded_by[0], f.id, "supersedes") for f in late]
+    links = _links_of(added) + [(f.superseded_by[0], f.stored_id, "supersedes") for f in late if f.superseded_by]
     events = [e for f in added for e in (imported_events(state, f) if f.imported else
-                                         [state_event(state, f.id, "ADD", None, f.text)])]
-    events += [state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late]
+                                         [state_event(state, f.stored_id, "ADD", None, f.text)])]
+    events += [state_event(state, f.stored_id, "SUPERSEDE", f.text, None) for f in late]
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
             "history": history_rows(history_policy, events) or Rows(HISTORY_SCHEMA),

@@ -44,15 +44,21 @@ class Database(Protocol):
     one); the cache knows the store only through this, so the store's door does not depend on it
     the other way round."""
 
-    path: str
-    dim: int
-    files_checked: bool
+    @property
+    def path(self) -> str: ...
 
-    def scalar(self, name: str, params: Any = None, **kw: Any) -> Any: ...
+    @property
+    def dim(self) -> int: ...
 
-    def arrow(self, name: str, params: Any = None, **kw: Any) -> Any: ...
+    @property
+    def files_checked(self) -> bool: ...
 
-    def rows(self, name: str, params: Any = None, **kw: Any) -> list[Any]: ...
+    def scalar(self, sql: str, params: Any = None) -> Any: ...
+
+    def arrow(self, name: str, params: Any = None, *, sql: str | None = None) -> Any: ...
+
+    def rows(self, name: str, params: Any = None, *, sql: str | None = None,
+             writes: bool = False) -> list[tuple[Any, ...]]: ...
 
 CHANGE_LOG = 4096          # generations whose changed scopes are remembered (unchanged_since)
 NOT_EXPIRING = np.datetime64("9999-12-31T00:00:00", "us")
@@ -210,15 +216,15 @@ class ScopeCache:
         # a cold scope's vectors in its own scan instead of loading the scope here first
         self.fits_store: bool | None = None
         self.search_reload_at = -float("inf")    # when search last allowed a full reload
-        self.fingerprint: tuple | None = None
-        self.stats = collections.Counter()
+        self.fingerprint: tuple[Any, ...] | None = None
+        self.stats: collections.Counter[str] = collections.Counter()
         # bumped by every change this cache sees (add, invalidation, a write behind our back):
         # derived copies (the search snapshots, memstore/retrieval/snapshot.py) are valid while it
         # holds, or while no change since names a scope they cover (`unchanged_since`)
         self.generation = 0
         # (generation, the scope keys that commit changed, or None: any) of the last CHANGE_LOG bumps
         self.changes: collections.deque[tuple[int, frozenset[str] | None]] = collections.deque(maxlen=CHANGE_LOG)
-        self._verified: dict[tuple, int] = {}    # (since, identity) -> the generation checked up to
+        self._verified: dict[tuple[Any, ...], int] = {}    # (since, identity) -> the generation checked up to
 
     def _bump(self, scope_keys: Any = None) -> None:
         self.generation += 1
@@ -455,7 +461,7 @@ class ScopeCache:
                 self.add_messages[scope_key] = sorted((when, mid) for mid, when in merged.items() if mid not in gone)
 
 
-def file_fingerprint(path: str) -> tuple | None:
+def file_fingerprint(path: str) -> tuple[Any, ...] | None:
     """(size, mtime) of the store file and its WAL; None for an in-memory store."""
     if path == ":memory:":
         return None

@@ -23,7 +23,7 @@ class Scratch:
     3
     """
 
-    def __init__(self, name: str = "scratch", *, config: dict[str, str] | None = None,
+    def __init__(self, name: str = "scratch", *, config: dict[str, str | bool | int | float | list[str]] | None = None,
                  trace: Callable[[str, str, Any, float], None] | None = None) -> None:
         self.name, self.trace = name, trace
         self._con = duckdb.connect(":memory:", config=config or {})
@@ -39,7 +39,7 @@ class Scratch:
             self.trace(f"{self.name}:{name}", sql, params, time.perf_counter() - start)
         return cur
 
-    def rows(self, name: str, params: Any = None, *, sql: str) -> list[tuple]:
+    def rows(self, name: str, params: Any = None, *, sql: str) -> list[tuple[Any, ...]]:
         return self.run(name, params, sql=sql).fetchall()
 
     def scalar(self, sql: str, params: Any = None) -> Any:

@@ -23,7 +23,7 @@ class Rows:
 
     __slots__ = ("schema", "cols")
 
-    def __init__(self, schema: pa.Schema, cols: dict[str, list] | None = None) -> None:
+    def __init__(self, schema: pa.Schema, cols: dict[str, list[Any]] | None = None) -> None:
         self.schema = schema
         self.cols = cols if cols is not None else {f.name: [] for f in schema}
 
@@ -35,10 +35,10 @@ class Rows:
     def column_names(self) -> list[str]:
         return list(self.cols)
 
-    def column(self, name: str) -> list:
+    def column(self, name: str) -> list[Any]:
         return self.cols[name]
 
-    def set(self, name: str, values: list) -> None:
+    def set(self, name: str, values: list[Any]) -> None:
         """Replace (or add, typed as `typ` in the schema) one column."""
         self.cols[name] = list(values)
 

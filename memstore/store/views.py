@@ -92,7 +92,7 @@ def ensure_views(db: Database) -> dict[str, str]:
 
 
 def _create(db: Database, names: list[str], *, temp: bool) -> dict[str, str]:
-    pending, errors = list(names), {}
+    pending, errors = list(names), dict[str, str]()
     while pending:
         errors = {}
         for name in pending:

@@ -6,6 +6,8 @@ parameters, or from a registered Arrow table past `ARROW_FLOATS` floats) and Arr
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -21,7 +23,7 @@ def is_vector(sql_type: str) -> bool:
 ARROW_FLOATS = 1536
 
 
-def insert_shape(table: str, names: tuple[str, ...], types: dict[str, str]) -> tuple:
+def insert_shape(table: str, names: tuple[str, ...], types: dict[str, str]) -> tuple[Any, ...]:
     """insert_values' statements for a table and columns: (plain columns, vector columns, floats
     per row, the unnest statement ({view}: the vectors' registered table), the VALUES head and row)."""
     plain = tuple(c for c in names if not is_vector(types[c]))
@@ -40,7 +42,7 @@ def insert_shape(table: str, names: tuple[str, ...], types: dict[str, str]) -> t
     return plain, vectors, floats, f"INSERT INTO {sql_ident(table)} ({quoted}) {select}", values_head, values_row
 
 
-def vector_array(values: list, sql_type: str) -> pa.FixedSizeListArray:
+def vector_array(values: list[Any], sql_type: str) -> pa.FixedSizeListArray:
     """Vectors (NumPy arrays or lists) as one Arrow FLOAT[dim] column.
 
     >>> vector_array([[1, 2], [3, 4]], "FLOAT[2]").to_pylist()
@@ -51,7 +53,7 @@ def vector_array(values: list, sql_type: str) -> pa.FixedSizeListArray:
     return pa.FixedSizeListArray.from_arrays(pa.array(flat.ravel()), dim)
 
 
-def param_column(col: pa.ChunkedArray, sql_type: str) -> list:
+def param_column(col: pa.ChunkedArray, sql_type: str) -> list[Any]:
     """One column as Python parameters; vectors as NumPy arrays (binds far faster than lists)."""
     if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) and sql_type.endswith("]") \
             and not sql_type.endswith("[]"):
@@ -60,10 +62,10 @@ def param_column(col: pa.ChunkedArray, sql_type: str) -> list:
         if width is not None and arr.null_count == 0:
             flat = arr.flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
             return list(flat)
-    return col.to_pylist()
+    return list(col.to_pylist())
 
 
-def vectors_table(vectors, dim: int, **columns) -> pa.Table:  # noqa: ANN001
+def vectors_table(vectors: Any, dim: int, **columns: Any) -> pa.Table:
     """Arrow table with an `embedding` FLOAT[dim] column (plus extra columns) from a 2-D array."""
     arr = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32).reshape(-1, dim))
     emb = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1), type=pa.float32()), dim)

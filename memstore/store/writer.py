@@ -27,6 +27,8 @@ No step asks which writer it has or whether it is inside a transaction.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import contextlib
 import datetime as dt
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
 import pyarrow as pa
 
 from memstore.core.errors import StoreWriteError
+from memstore.core.rules.slots import holder_key, slot_key
 from memstore.core.rules.supersession import Closure, closed_at
 from memstore.store.scope_cache import ScopeEntry
 from memstore.store.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
@@ -59,10 +62,10 @@ class Writer(Protocol):
     def entry(self, scope_key: str) -> ScopeEntry:
         """The scope's current memories as this unit sees them (dedupe)."""
 
-    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
+    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple[Any, ...]]:
         """(id, key, valid_from) of the scope's current, unexpired memories holding a subject|slot key."""
 
-    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple[Any, ...]]:
         """(id, valid_from, invalidated_at) of the scope's unexpired memories ever on the key."""
 
     def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -70,7 +73,7 @@ class Writer(Protocol):
         may read them together, once, at the first question."""
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
-              now: dt.datetime) -> list[tuple]:
+              now: dt.datetime) -> list[tuple[Any, ...]]:
         """Close the validity of memories `ids` ("supersede": still current ones end at `at`, never
         before they began; "narrow": closed ones that ended after `at` now end there); returns
         (id, memory) of what was closed. The unit's view drops them."""
@@ -119,26 +122,26 @@ class _UnitWriter:
             e = self._entries[scope_key] = self.cache.entry(self.db, scope_key)
         return e
 
-    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple]:
+    def slot_holders(self, scope_key: str, keys: Sequence[str], now: dt.datetime) -> list[tuple[Any, ...]]:
         # the scope's copy knows the slot each current memory holds: no statement inside the unit
         e = self.entry(scope_key)
         with self.cache.lock:
             return e.slot_holders(keys, now)
 
-    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple[Any, ...]]:
         return self.db.rows("queries/slot_history_memories", {"scope_key": scope_key, "key": key, "now": now})
 
     def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
         """Each question is its own statement here (an immediate writer's unit is one add)."""
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
-              now: dt.datetime) -> list[tuple]:
+              now: dt.datetime) -> list[tuple[Any, ...]]:
         closed = self._close_stored(kind, scope_key, list(ids), at, new_id, now)
         self._drop(scope_key, [r[0] for r in closed])
         return closed
 
     def _close_stored(self, kind: Closure, scope_key: str, ids: list[str], at: dt.datetime, new_id: str,
-                      now: dt.datetime) -> list[tuple]:
+                      now: dt.datetime) -> list[tuple[Any, ...]]:
         if not ids:
             return []
         return self.db.rows(CLOSE_SQL[kind], {"scope_key": scope_key, "ids": ids, "at": at, "new_id": new_id,
@@ -158,10 +161,9 @@ class _UnitWriter:
         current = [f for f in state.facts if f.outcome == "added" and f.superseded_by is None]
         e = self.entry(state.scope.key)
         with self.cache.lock:
-            e.extend([f.id for f in current], [f.hash for f in current], [f.text for f in current],
+            e.extend([f.stored_id for f in current], [f.hash or "" for f in current], [f.text for f in current],
                      [f.embedding for f in current], [fact_expires_at(f, state) for f in current],
-                     [(f"{f.subject}|{f.slot}" if f.subject and f.slot and f.slot_value is not None else None,
-                       fact_valid_from(f, state)) for f in current])
+                     [(holder_key(f.subject, f.slot, f.slot_value), fact_valid_from(f, state)) for f in current])
         self._known(tables.get("entities"))
 
     def _known(self, ents: Rows | None) -> None:
@@ -264,7 +266,7 @@ class BatchedWriter(_UnitWriter):
         self._mem: dict[str, _Pending] = {}          # memory id -> its truth columns, until written
         self._pruned: list[tuple[str, list[str]]] = []
         # stored memory id -> (scope_key, at, new_id, now, invalidated_at as stored), until flush
-        self._closes: dict[str, tuple] = {}
+        self._closes: dict[str, tuple[Any, ...]] = {}
         self._forget_history()
         self._slots_expected: set[tuple[str, str]] = set()
 
@@ -282,8 +284,8 @@ class BatchedWriter(_UnitWriter):
         for f in state.facts:
             if f.outcome == "added":
                 late = f.superseded_by
-                self._mem[f.id] = _Pending(
-                    sc, f"{f.subject}|{f.slot}" if f.slot else None,
+                self._mem[f.stored_id] = _Pending(
+                    sc, slot_key(f.subject, f.slot),
                     fact_valid_from(f, state), fact_expires_at(f, state), f.text,
                     invalidated_at=late[1] if late else None, superseded_by=late[0] if late else None)
         super().write(state, tables)
@@ -291,7 +293,7 @@ class BatchedWriter(_UnitWriter):
     def expect_slots(self, pairs: Iterable[tuple[str, str]]) -> None:
         self._slots_expected.update(pairs)
 
-    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple]:
+    def slot_history(self, scope_key: str, key: str, now: dt.datetime) -> list[tuple[Any, ...]]:
         """The stored rows (read with every expected key at the first question: one statement for
         the unit's late facts, not one each) as this unit left them, then its pending ones."""
         stored = [(r.id, r.valid_from, self._until(r)) for r in self._read_history(scope_key, key)
@@ -318,10 +320,10 @@ class BatchedWriter(_UnitWriter):
         return c[1] if c is not None else r.invalidated_at
 
     def close(self, kind: Closure, *, scope_key: str, ids: Sequence[str], at: dt.datetime, new_id: str,
-              now: dt.datetime) -> list[tuple]:
+              now: dt.datetime) -> list[tuple[Any, ...]]:
         ids = list(ids)
         stored = [i for i in ids if i not in self._mem]
-        closed = []
+        closed: list[tuple[Any, ...]] = []
         if kind == "supersede" and stored:
             closed, stored = self._defer_supersede(scope_key, stored, at, new_id, now)
         elif kind == "narrow" and stored:
@@ -343,7 +345,7 @@ class BatchedWriter(_UnitWriter):
         return closed
 
     def _defer_supersede(self, scope_key: str, ids: list[str], at: dt.datetime, new_id: str,
-                         now: dt.datetime) -> tuple[list[tuple], list[str]]:
+                         now: dt.datetime) -> tuple[list[tuple[Any, ...]], list[str]]:
         """Supersede stored memories the scope's copy holds as current without a statement now:
         their closure (closed_at, from the valid_from the copy holds) waits for flush, where ONE
         statement closes every one of the unit (a statement each cost ~2-7 ms of the owner's CPU in
@@ -363,7 +365,7 @@ class BatchedWriter(_UnitWriter):
         return closed, rest
 
     def _defer_narrow(self, scope_key: str, ids: list[str], at: dt.datetime, new_id: str,
-                      now: dt.datetime) -> tuple[list[tuple], list[str]]:
+                      now: dt.datetime) -> tuple[list[tuple[Any, ...]], list[str]]:
         """Narrow stored memories this unit read for a late fact (`slot_history`) without a
         statement now: the rule applies to the interval as the unit left it, the closure joins the
         unit's one statement at flush (an UPDATE ... RETURNING each cost ~3-5 ms of the owner's
@@ -411,6 +413,7 @@ class BatchedWriter(_UnitWriter):
             elif have is None:
                 self._pending[name] = rows.copy()           # the unit's own columns: the add's stay as built
             else:
+                assert isinstance(have, Rows), f"{name}: Arrow and column rows in one unit"
                 have.extend(rows)
 
     def _prune(self, scope_key: str, ids: list[str]) -> None:
@@ -446,9 +449,9 @@ class BatchedWriter(_UnitWriter):
                 db.upsert_entities(new)
                 with self.cache.lock:
                     self.cache.known_entities.update(new.column("id").to_pylist())
-        if pruned and isinstance(pending.get("messages"), Rows):   # a message pruned in the same unit is never written
+        msgs = pending.get("messages")
+        if pruned and isinstance(msgs, Rows):   # a message pruned in the same unit is never written
             gone = {i for _, ids in pruned for i in ids}
-            msgs = pending["messages"]
             keep_rows = [k for k, i in enumerate(msgs.column("id")) if i not in gone]
             pending["messages"] = Rows(msgs.schema, {c: [v[k] for k in keep_rows] for c, v in msgs.cols.items()})
         order = [t for t in ADD_TABLES if t in pending] + [t for t in pending if t not in ADD_TABLES]

@@ -44,8 +44,10 @@ class ServerProcess:
         # test servers do their model work in-process unless a test asks for workers: a pool per
         # server would load spaCy once more per core in every server a test starts
         workers = [] if any(a.startswith("--workers") for a in self.args) else ["--workers", "0"]
-        if os.environ.get("MEMSTORE_TEST_FRONTS") and not any(a.startswith(("--fronts", "--shard")) for a in self.args):
-            workers += ["--fronts", os.environ["MEMSTORE_TEST_FRONTS"]]
+        # and in one process (serve's default, --fronts auto, starts a front a core: slower to start,
+        # and tests/test_fronts.py covers it); MEMSTORE_TEST_FRONTS=N runs the suite through fronts
+        if not any(a.startswith(("--fronts", "--shard")) for a in self.args):
+            workers += ["--fronts", os.environ.get("MEMSTORE_TEST_FRONTS") or "0"]
         cmd = [sys.executable, "-m", "memstore.cli", "serve", "--store", self.store, "--port", str(self.port),
                *workers, *self.args]
         if self.config is not None:

@@ -17,10 +17,13 @@ True
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from dataclasses import dataclass
 
-__all__ = ["SLOTS", "SlotMatch", "detect_slot", "fulfilled_plans", "is_negated", "plan_key", "question_slot", "slot_reranker"]
+__all__ = ["SLOTS", "SlotMatch", "detect_slot", "fulfilled_plans", "holder_key", "is_negated", "plan_key", "question_slot",
+           "slot_key", "slot_reranker"]
 
 # Slots this module knows (plans and favourites carry a suffix: "plan:<action>", "favorite:<thing>").
 SLOTS = ("lives_in", "works_at", "occupation", "relationship", "diet", "name", "favorite", "plan", "owns")
@@ -237,6 +240,25 @@ def _stem(word: str) -> str:
     return w
 
 
+def slot_key(subject: str | None, slot: str | None) -> str | None:
+    """The key a fact's subject and slot are stored, superseded and looked up under; None: no slot.
+
+    >>> slot_key("alice", "lives_in"), slot_key("alice", None)
+    ('alice|lives_in', None)
+    """
+    return f"{subject}|{slot}" if subject and slot else None
+
+
+def holder_key(subject: str | None, slot: str | None, value: str | None) -> str | None:
+    """The slot key a fact *holds* (a current value); a fact that ends its slot (value None) is in
+    the slot's history under `slot_key` but holds nothing.
+
+    >>> holder_key("alice", "relationship", None) is None, holder_key("alice", "lives_in", "seattle")
+    (True, 'alice|lives_in')
+    """
+    return slot_key(subject, slot) if value is not None else None
+
+
 def plan_key(action: str) -> str:
     """Normalise a plan's action: stemmed verb + cleaned object.
 
@@ -342,7 +364,7 @@ def is_negated(text: str) -> bool:
 
 # Which slot a QUESTION asks about; checked in order (a plan question mentions "move", a name
 # question may mention "called").
-_QUESTION_SLOTS: list[tuple[str, re.Pattern]] = [(slot, re.compile(rx, re.IGNORECASE)) for slot, rx in (
+_QUESTION_SLOTS: list[tuple[str, re.Pattern[str]]] = [(slot, re.compile(rx, re.IGNORECASE)) for slot, rx in (
     ("plan", r"\b(?:plan|plans|planning|planned|intend|intends|going to|will \w+ (?:still )?(?:move|go|visit|buy|"
              r"start|quit|leave)|thinking (?:of|about))\b"),
     ("name", r"\b(?:name|surname|called|goes by)\b"),
@@ -370,7 +392,7 @@ def question_slot(question: str) -> str | None:
     return None
 
 
-def slot_reranker(query: str, results: list[dict]) -> list[float]:
+def slot_reranker(query: str, results: list[dict[str, Any]]) -> list[float]:
     """A reranker for `Memory.search(rerank=True)`: results stating the slot the question asks
     about come first (in fused order), then the rest. Use: `m.reranker = slot_reranker`.
 
