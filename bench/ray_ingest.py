@@ -40,7 +40,7 @@ def _bench_ingest():
 
 
 def load() -> str:
-    return "load %.2f %.2f %.2f" % os.getloadavg()
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def one_machine(export: Path, config: dict, args: argparse.Namespace) -> dict:

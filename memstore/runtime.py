@@ -18,7 +18,6 @@ from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
 
-
 # (query, vector) given for the current call: a server's front embedded the query already
 _GIVEN: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("memstore_given_vector", default=None)
 

@@ -165,7 +165,7 @@ def test_the_owner_killed_and_restarted_mid_run(local_ray, baseline, tmp_path):
                 try:
                     if c.sql("SELECT count(*) AS n FROM ingest_log")["n"][0] > 0:
                         break
-                except Exception:  # noqa: BLE001 - not up yet
+                except Exception:
                     pass
                 time.sleep(0.05)
         srv.kill()

@@ -10,12 +10,13 @@ ingest stored part of it) → `failed`, to be planned again by the next run.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.core.ids import new_id
 from memstore.core.identity import Scope
+from memstore.core.ids import new_id
 from memstore.ingest.plan import ConversationJob, log_rows
 from memstore.pipeline.add import commit
 from memstore.store.database import registered

@@ -9,7 +9,8 @@ puts the vectors back in order. A vector comes back as little-endian float32 byt
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
