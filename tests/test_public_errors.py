@@ -28,6 +28,7 @@ CASES = [
     ("start_workers", ("two",), {}, TypeError, "workers"),
     ("start_workers", (-1,), {}, TypeError, "workers"),
     ("search", (None,), U, ValueError, "query"),
+    ("search_with_vector", ([[1.0]], None), U, ValueError, "query"),
     ("search", ("",), U, ValueError, "query"),
     ("search", ("x",), {**U, "top_k": "ten"}, ValueError, "top_k"),
     ("search", ("x",), {**U, "threshold": "x"}, ValueError, "threshold"),
