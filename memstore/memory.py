@@ -348,11 +348,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
 
         check_text(query, "query", allow_empty=True)
         filters = merge_identity(filters, user_id, agent_id, run_id)
-        return run_search(self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
-                          threshold=self.config.threshold if threshold is None else threshold,
-                          explain=explain, include_superseded=include_superseded, show_expired=show_expired,
-                          as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
-                          channels=(channels,) if isinstance(channels, str) else tuple(channels), weights=weights)
+        return self._rt.one_model(lambda: run_search(
+            self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
+            threshold=self.config.threshold if threshold is None else threshold,
+            explain=explain, include_superseded=include_superseded, show_expired=show_expired,
+            as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
+            channels=(channels,) if isinstance(channels, str) else tuple(channels), weights=weights))
 
     def search_with_vector(self, vector: Any, query: str, **kwargs: Any) -> dict[str, Any]:
         """`search(query, **kwargs)` with the query's embedding given (`vector`, shape (1, dim)),
@@ -387,7 +388,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         filters = merge_identity(filters, user_id, agent_id, run_id)
         if "as_of" in kwargs and kwargs["as_of"] is not None:
             kwargs["as_of"] = parse_time(kwargs["as_of"], "as_of")
-        return explain_frame(self._rt, query, filters=filters, limit=limit, **kwargs)
+        return self._rt.one_model(lambda: explain_frame(self._rt, query, filters=filters, limit=limit, **kwargs))
 
     def search_all(self, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False,
@@ -397,8 +398,41 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         identity; `exact=True` scans instead (ground truth). Agents must use `search`."""
         from memstore.retrieval.search_all import run_search_all
 
-        return run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
-                              include_superseded=include_superseded, show_expired=show_expired)
+        return self._rt.one_model(lambda: run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
+                                                         include_superseded=include_superseded,
+                                                         show_expired=show_expired))
+
+    def reembed(self, embedder: str | dict[str, Any], *, batch: int = 512, embed: Any = None,
+                progress: Any = None) -> dict[str, Any]:
+        """Re-embed every memory with another embedding model: `embedder` is `PROVIDER[:MODEL]`
+        ("local", "openai:text-embedding-3-small", "hashing:384") or an `embedder` config section.
+        The new vectors are made batch by batch while searches keep using the old model and
+        vectors, then swapped in with the new embedder in ONE transaction (the HNSW index and the
+        search snapshots follow; a search that ran across the swap runs again: no search mixes the
+        two models). Resumable: a job cut short is completed by the next call to the same model.
+        `embed(texts) -> vectors` makes the vectors instead of the embedder here (on Ray actors:
+        `memstore reembed --on-ray`, memstore/on_ray/reembed.py). `progress(done, total)` after each batch.
+        Afterwards open the store with the new embedder. Returns the job's figures.
+
+        >>> import tempfile, os
+        >>> from memstore import Memory
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "r.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> _ = m.add("I live in Lisbon", user_id="ana", infer=False)
+        >>> r = m.reembed("hashing:384"); r["status"], r["memories"]
+        ('done', 1)
+        >>> m.close()
+        """
+        from memstore.core.config import EmbedderConfig
+        from memstore.governance.reembed import reembed_store
+        from memstore.providers.factory import build_embedder, embedder_spec
+
+        section = embedder_spec(embedder) if isinstance(embedder, str) else dict(embedder)
+        cfg = EmbedderConfig(**section)
+        new = build_embedder(cfg)
+        out = reembed_store(self._rt, new, embed=embed, batch=batch, progress=progress)
+        self.config.embedder = cfg
+        return out
+
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip

@@ -8,15 +8,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from memstore.core.config import MemoryConfig
 from memstore.providers.protocols import NLP, Embedder, Extractor
 from memstore.store.database import Database
 from memstore.store.scope_cache import ScopeCache
-
 
 # (query, vector) given for the current call: a server's front embedded the query already
 _GIVEN: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("memstore_given_vector", default=None)
@@ -38,6 +38,9 @@ def given_vector(query: str, vector: Any) -> Iterator[None]:
         _GIVEN.reset(token)
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class Runtime:
     config: MemoryConfig
@@ -48,6 +51,7 @@ class Runtime:
     _nlp: NLP | None = None
     _extractor: Extractor | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    model_epoch: int = 0          # odd while a re-embedding swaps vectors and model (governance/reembed.py)
 
     def __post_init__(self) -> None:
         if self.cache is None and self.db is not None:
@@ -79,3 +83,16 @@ class Runtime:
         if hit is not None and hit[0] == query:
             return hit[1]
         return self.embedder.embed([query])
+
+    def one_model(self, search: Callable[[], T]) -> T:
+        """`search()` with the query embedded by the model that made the vectors it reads: run
+        again if a re-embedding swapped both while it ran (a seqlock on `model_epoch`)."""
+        for _ in range(1000):
+            epoch = self.model_epoch
+            if epoch % 2:                 # a swap is committing: wait for it
+                time.sleep(0.005)
+                continue
+            out = search()
+            if self.model_epoch == epoch:
+                return out
+        return search()

@@ -11,7 +11,7 @@ unit (`memstore/<unit>/...` or `memstore/<unit>.py`):
     3 wire        what server and client share: wire format, transport, discovery
     4 api         the MemoryAPI protocol and its two implementations: the embedded Memory and the
                   HTTP MemoryClient (`Memory(url)` returns the latter)
-    5 surfaces    server, client, cli, dashboard, integrations, cluster, lake, testing, the package root
+    5 surfaces    server, client, cli, dashboard, integrations, cluster, lake, on_ray, testing, the package root
 
 A new first-level unit must be given a layer here (and in ARCHITECTURE.md). `ALLOWED` lists edges
 that may go up a layer; it is empty and should stay so.
@@ -33,7 +33,7 @@ LAYERS: dict[str, int] = {
     "api": 4, "memory": 4, "async_memory": 4,
     "wire": 3,
     "server": 5, "client": 5, "cli": 5, "dashboard": 5, "integrations": 5, "testing": 5, "cluster": 5,
-    "lake": 5, "__init__": 5, "__main__": 5,
+    "lake": 5, "on_ray": 5, "__init__": 5, "__main__": 5,
 }
 ALLOWED: set[tuple[str, str]] = set()      # (importer, imported) modules allowed to point up: none
 
@@ -154,6 +154,34 @@ def test_no_cycle_among_modules() -> None:
 
 def test_allowed_list_is_empty() -> None:
     assert ALLOWED == set()
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported module, at module top?) for every import statement of a file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(n) for n in tree.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, id(node) in top) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.append((node.module or "", id(node) in top))
+    return out
+
+
+def test_ray_is_optional() -> None:
+    """Ray is an extra (memstore[ray]): only memstore/on_ray imports it, inside the functions that
+    run on Ray, and nothing imports memstore.on_ray at a module's top (the CLI loads it for
+    --on-ray only), so memstore without Ray installed imports and works."""
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        inside = path.relative_to(ROOT).parts[0] == "on_ray"
+        for name, at_top in _imports(path):
+            if name.split(".")[0] == "ray" and (not inside or at_top):
+                bad.append(f"{path.relative_to(ROOT.parent)} imports {name}" + (" at its top" if at_top else ""))
+            if name.startswith("memstore.on_ray") and at_top and not inside:
+                bad.append(f"{path.relative_to(ROOT.parent)} imports {name} at its top")
+    assert bad == []
 
 
 def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:

@@ -108,6 +108,8 @@ def _v1_case(world, name: str):
         "forget": ("write_scope", [], {**alice, "run_id": run, "scrub": False}),
         "erasure_receipts": ("read_scope", [], alice),
         "ingest": ("admin", [world["upload"]], {**alice, "run_id": run}),
+        "ingest_known": ("read_scope", [[{"conversation": "c1", "keys": ["m1"]}]], {**alice, "format": "jsonl"}),
+        "ingest_prepared": ("write_scope", [[]], alice),
         "frame": ("read_scope", ["memories"], alice),
         "sql": ("admin", ["SELECT memory FROM memories"], {}),
         "search_all": ("admin", ["flowerpot"], {}),

@@ -111,6 +111,7 @@ FANOUT: dict[str, tuple[str, Callable[[list[Any], dict[str, Any]], Any] | None]]
     "get": ("owner", _first_found), "history": ("owner", _first_found),
     "update": ("owner", None), "delete": ("owner", None), "resolve": ("owner", None),
     "sql": ("lake", None), "export_parquet": ("lake", None), "ingest": ("scope", None), "add": ("scope", None),
+    "ingest_known": ("scope", None), "ingest_prepared": ("scope", None),
 }
 
 

@@ -75,3 +75,68 @@ class IngestAPI:
         finally:
             if own is not None:
                 own.close()
+
+    def ingest_known(self, conversations: list[dict[str, Any]], *, format: str, user_id: str | None = None,
+                     agent_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+        """Which of these source messages this scope already holds (what an ingest prepared
+        elsewhere skips: memstore/ray/). `conversations` is
+        `[{"conversation": ID, "keys": [MESSAGE_KEY, ...]}, ...]` of source format `format`.
+        Returns `{"known": [[ID, KEY], ...], "embedder": NAME, "dim": N}` (the store's embedder:
+        what prepared facts must be embedded with).
+
+        >>> import tempfile, os
+        >>> from memstore import Memory
+        >>> m = Memory(os.path.join(tempfile.mkdtemp(), "d.duckdb"), config={"embedder": {"provider": "hashing"}})
+        >>> m.ingest_known([{"conversation": "c1", "keys": ["m1"]}], format="jsonl", user_id="ana")["known"]
+        []
+        >>> m.close()
+        """
+        from memstore.ingest.prepared_commit import known_messages
+
+        scope = Scope.from_kwargs(user_id, agent_id, run_id)
+        if not isinstance(format, str) or not 0 < len(format) <= 40:
+            raise InvalidInputError(f"format must be a source format's name, got {format!r:.60}",
+                                    hint="e.g. locomo, chatgpt, jsonl, dataset")
+        pairs: list[tuple[str, str]] = []
+        if not isinstance(conversations, list):
+            raise InvalidInputError("conversations must be a list of {\"conversation\": ID, \"keys\": [...]}")
+        for i, c in enumerate(conversations):
+            if (not isinstance(c, dict) or not isinstance(c.get("conversation"), str)
+                    or not isinstance(c.get("keys"), list) or not all(isinstance(k, str) for k in c["keys"])):
+                raise InvalidInputError(f"conversations[{i}] is not {{\"conversation\": ID, \"keys\": [KEY, ...]}}",
+                                        hint="ids and keys are text")
+            pairs.extend((c["conversation"], k) for k in c["keys"])
+        known = known_messages(self._rt, scope, format, pairs)
+        return {"known": sorted([list(p) for p in known]), "embedder": self._rt.db.meta("embedder"),
+                "dim": self._rt.db.dim}
+
+    def ingest_prepared(self, conversations: list[dict[str, Any]], *, user_id: str | None = None,
+                        agent_id: str | None = None, run_id: str | None = None,
+                        ingest_id: str | None = None) -> dict[str, Any]:
+        """Commit conversations prepared elsewhere (extracted, analysed and embedded on Ray
+        workers: memstore/ray/), in order, into this scope. Each item is one conversation in the
+        documented JSON format of memstore/wire/prepared.py (checked field by field: no pickle),
+        embedded with this store's embedder. Idempotent: a conversation whose messages are
+        already stored is answered `already_ingested` and stores nothing.
+
+        Returns `{"conversations": [{"conversation", "status": stored | already_ingested | failed,
+        "messages", "error", "memories", "extraction_runs"}, ...]}` in the order given."""
+        from memstore.core.errors import PreparedConversationError
+        from memstore.ingest.prepared_commit import commit_conversations
+        from memstore.wire.prepared import decode_conversation
+
+        scope = Scope.from_kwargs(user_id, agent_id, run_id)
+        if not isinstance(conversations, list):
+            raise PreparedConversationError("conversations must be a list of ingest conversations",
+                                    hint="see memstore/wire/prepared.py for the format")
+        if ingest_id is not None and (not isinstance(ingest_id, str) or not 0 < len(ingest_id) <= 200):
+            raise InvalidInputError("ingest_id must be a short text (up to 200 characters)")
+        embedder, dim = self._rt.db.meta("embedder"), self._rt.db.dim
+        jobs = []
+        for i, c in enumerate(conversations):
+            try:
+                jobs.append(decode_conversation(c, scope, dim=dim, embedder=embedder, prepared=True))
+            except PreparedConversationError as exc:
+                bare = exc.args[0].removesuffix(f" — {exc.hint}") if exc.hint else exc.args[0]
+                raise PreparedConversationError(f"conversations[{i}]: {bare}", hint=exc.hint) from None
+        return {"conversations": commit_conversations(self._rt, scope, jobs, ingest_id=ingest_id)}

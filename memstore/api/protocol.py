@@ -56,6 +56,8 @@ METHODS: dict[str, MethodSpec] = _specs(
     MethodSpec("forget", writes=True),
     MethodSpec("erasure_receipts"),
     MethodSpec("ingest", returns="ingest_report", writes=True),
+    MethodSpec("ingest_known"),
+    MethodSpec("ingest_prepared", writes=True),
     MethodSpec("frame", returns="frame"),  # analyst-only when no identity is given
     MethodSpec("sql", returns="frame", analyst=True),
     MethodSpec("search_all", analyst=True),
@@ -227,6 +229,24 @@ class MemoryAPI(Protocol):
         progress: bool | None = None,
         workers: int | None = None,
     ) -> IngestReport: ...
+    def ingest_known(
+        self,
+        conversations: list[dict[str, Any]],
+        *,
+        format: str,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]: ...
+    def ingest_prepared(
+        self,
+        conversations: list[dict[str, Any]],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        ingest_id: str | None = None,
+    ) -> dict[str, Any]: ...
     def frame(
         self,
         name: str,

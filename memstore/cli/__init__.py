@@ -13,7 +13,7 @@ from typing import Any
 
 from memstore.core.errors import MemstoreError
 
-COMMAND_MODULES = ("core", "truth", "governance", "ingest", "analysis", "ui", "server", "integrations", "tokens",
+COMMAND_MODULES = ("core", "truth", "governance", "ingest", "reembed", "analysis", "ui", "server", "integrations", "tokens",
                    "cluster", "lake")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from memstore.cli import add_store_arg, open_memory
 from memstore.ingest.formats import FORMATS
@@ -18,6 +19,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         config["llm"] = {"provider": "openai", "base_url": args.llm_base_url, "api_key": args.llm_api_key}
         if args.llm_model:
             config["llm"]["model"] = args.llm_model
+    if args.on_ray is not None:
+        return _on_ray(args, config)
+    if args.to is not None or args.actors is not None:
+        print("error: --to and --actors go with --on-ray (without it, --store names the store)", file=sys.stderr)
+        return 2
     with open_memory(args, **config) as m:
         report = m.ingest(args.files, user_id=args.user_id, agent_id=args.agent_id, run_id=args.run_id,
                           format=args.format, mapping=args.map, batch_size=args.batch_size,
@@ -25,6 +31,27 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                           commit_messages=args.commit_messages,
                           progress=False if args.quiet else None,
                           **({"workers": args.workers} if args.workers is not None else {}))
+    return _print_report(args, report)
+
+
+def _on_ray(args: argparse.Namespace, config: dict) -> int:
+    """The model work on Ray, the commit at --to's owner (memstore/on_ray/ingest.py)."""
+    from memstore.cli import store_path
+    from memstore.on_ray.ingest import ingest_files
+    from memstore.providers.factory import embedder_spec
+
+    if args.embedder:
+        config["embedder"] = embedder_spec(args.embedder)
+    to = args.to or store_path(args)
+    report = ingest_files(args.files, to=to, user_id=args.user_id, agent_id=args.agent_id, run_id=args.run_id,
+                          config=config, address=args.on_ray, actors=args.actors, format=args.format,
+                          mapping=args.map, batch_size=args.batch_size, concurrency=args.concurrency,
+                          max_message_chars=args.max_message_chars, commit_messages=args.commit_messages,
+                          progress=False if args.quiet else None, token=args.token)
+    return _print_report(args, report)
+
+
+def _print_report(args: argparse.Namespace, report: Any) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -61,6 +88,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="messages per write transaction, whole conversations (default 2000)")
     p.add_argument("--max-message-chars", type=int, default=200_000,
                    help="longer messages are skipped and reported (default 200000)")
+    p.add_argument("--on-ray", default=None, metavar="ADDRESS",
+                   help="run extraction, spaCy and the embedder on Ray (auto: the running cluster, else a local "
+                        "one; or ray://HOST:PORT); the store's owner commits. Needs memstore[ray]")
+    p.add_argument("--to", default=None, metavar="STORE|URL",
+                   help="with --on-ray: a store file, a server's URL or a cluster balancer's URL (default: --store)")
+    p.add_argument("--actors", type=int, default=None, help="with --on-ray: Ray actors preparing (default: one per CPU)")
+    p.add_argument("--embedder", default=None, metavar="PROVIDER[:MODEL]",
+                   help="with --on-ray: the store's embedder (default: local; e.g. hashing, openai:MODEL)")
+    p.add_argument("--token", default=None, help="with --on-ray and a URL: the API token (default: $MEMSTORE_TOKEN)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_store_arg(p)

@@ -30,7 +30,8 @@ SLOT_HEADER = "x-memstore-slot"
 SHARD_HEADER = "x-memstore-shard"
 INTS_PER_LINE = 48              # HAProxy allows 64 words on a config line
 # Calls that create a scope's rows: routed by agent_id / run_id when they name no user.
-CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload", "/v3/memories/add/")
+CREATING_PATHS = ("/memories", "/v1/add", "/v1/ingest", "/v1/ingest_upload", "/v1/ingest_prepared", "/v1/ingest_known",
+                  "/v3/memories/add/")
 # mem0's platform SDK names the user in its filters: at the root, or in the root AND's first conditions
 PLATFORM_KEYS = ("$.filters.{key}", "$.filters.AND[0].{key}", "$.filters.AND[1].{key}")
 

@@ -192,6 +192,12 @@ class TokenExpiryError(ConflictError, InvalidInputError):
     """A token's expiry is already past: it would be born expired (HTTP 409, as the clock stands)."""
 
 
+class PreparedConversationError(ConflictError, InvalidInputError):
+    """A conversation prepared elsewhere (memstore/wire/prepared.py) does not fit the format or
+    this store: a field of the wrong kind, a fact citing a message not its own, vectors of another
+    model or size (HTTP 409)."""
+
+
 class InputError(InvalidInputError):
     """The messages given to add() are malformed."""
 

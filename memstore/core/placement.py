@@ -26,7 +26,7 @@ SLOTS = 1024                     # slots of the key space; a cluster has at most
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")      # in placement order
 PLACEMENT = "crc32-1024-jump/1"  # names this scheme in /cluster answers and configs
 # Calls that create a scope's rows: placed by their scope key even when it is not a user.
-CREATING = frozenset({"add", "ingest", "ingest_upload"})
+CREATING = frozenset({"add", "ingest", "ingest_upload", "ingest_prepared", "ingest_known"})
 
 
 def scope_key(scope: Mapping[str, Any]) -> str | None:

@@ -38,20 +38,23 @@ import os
 import pickle
 import tempfile
 import time
-import uuid
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from memstore.core.errors import LLMError, MemstoreError, MissingFileError
 from memstore.core.identity import Scope
 from memstore.core.ids import new_id
+from memstore.core.model import AddOptions, AddState, ContextMemory
+from memstore.core.rules.context_probe import probe_text
+from memstore.extraction.doc_cache import DocCache, bulk_extractor
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.ingest.detect import detect_format
-from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.options import IngestOptions
+from memstore.ingest.plan import ConversationJob, Stager, account, conversation_states, fail, log_rows
+from memstore.ingest.prepared_commit import known_messages
+from memstore.ingest.progress import Progress, wanted
 from memstore.ingest.readers import read_source
 from memstore.ingest.report import IngestReport
 from memstore.ingest.types import (
@@ -60,21 +63,15 @@ from memstore.ingest.types import (
     SourceFormatError,
 )
 from memstore.pipeline.add import commit, prepare_models, prepare_text
-from memstore.core.model import AddOptions, AddState, ContextMemory
-from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.store.database import registered
-from memstore.store.write_values import vectors_table
-from memstore.extraction.doc_cache import DocCache, bulk_extractor
-from memstore.core.rules.context_probe import probe_text
-from memstore.ingest.batching import split_batches
-from memstore.store.rows import failed_run_params, ingest_log_rows
-from memstore.store.writer import BatchedWriter
+from memstore.store.rows import failed_run_params
 from memstore.store.unit import write_unit
+from memstore.store.write_values import vectors_table
+from memstore.store.writer import BatchedWriter
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
 
-_NAMESPACE = uuid.UUID("5b0f3c4e-6a53-4b47-9d0e-3f1c9a7e2d10")
 _LOOKUP_CONVERSATIONS = 256                        # conversations per ingest_log lookup
 
 
@@ -90,17 +87,10 @@ class _Staged:
 
 
 @dataclass
-class _Job:
+class _Job(ConversationJob):
     """One conversation on its way through extraction to the write."""
 
-    conv: SourceConversation
-    keys: list[str]                      # message_key of each NEW message, aligned with states' messages
-    states: list[AddState]
     futures: list[cf.Future] = field(default_factory=list)
-
-    @property
-    def n_new(self) -> int:
-        return len(self.keys)
 
 
 def run_ingest(rt: Runtime, paths: list[str], scope: Scope, options: IngestOptions, *,
@@ -139,7 +129,7 @@ class _Ingest:
         self.offline = extractor.name != "llm"
         self.id = new_id()
         self.report = IngestReport(ingest_id=self.id, scope=scope.as_dict())
-        self.seen: set[int] = set()
+        self.stager = Stager(scope, self.report)
         self.now = _utcnow()
 
     # -- orchestration -------------------------------------------------------------------------
@@ -187,7 +177,6 @@ class _Ingest:
     # -- stage 1: read, drop what is stored, spill ---------------------------------------------------
     def _read_all(self, files: list[tuple[str, str]], spill: Any) -> list[_Staged]:
         index: list[_Staged] = []
-        last_when = dt.datetime.min
         for path, fmt in files:
             entry: dict[str, Any] = {"path": path, "format": fmt, "conversations": 0, "messages_read": 0,
                                      "error": None}
@@ -202,12 +191,12 @@ class _Ingest:
                     self._flush_problems(problems)
                     buffer.append(conv)
                     if len(buffer) >= _LOOKUP_CONVERSATIONS:
-                        last_when = self._stage(buffer, spill, index, last_when)
+                        self._stage(buffer, spill, index)
             except (SourceFormatError, OSError) as exc:
                 entry["error"] = str(exc)
                 problems.append(Problem(path, str(exc), severity="error"))
             finally:
-                last_when = self._stage(buffer, spill, index, last_when)
+                self._stage(buffer, spill, index)
                 self._flush_problems(problems)
         return index
 
@@ -216,60 +205,25 @@ class _Ingest:
             self.report.note(p)
         problems.clear()
 
-    def _stage(self, buffer: list[SourceConversation], spill: Any, index: list[_Staged],
-               last_when: dt.datetime) -> dt.datetime:
-        r = self.report
+    def _stage(self, buffer: list[SourceConversation], spill: Any, index: list[_Staged]) -> None:
         known = self._known(buffer)
         for conv in buffer:
-            r.conversations["read"] += 1
-            r.messages["read"] += conv.n_read
-            if not conv.messages:
-                r.conversations["empty"] += 1
-                r.note(Problem(conv.file, "empty conversation (no chat text)", conversation=conv.id, severity="warning"))
+            staged = self.stager.stage(conv, known)
+            if staged is None:
                 continue
-            fresh: list[bool] = []
-            keys: list[str] = []
-            for m in conv.messages:
-                key = m.source_message_id or ""
-                token = hash((conv.format, conv.id, key))
-                if (conv.id, key) in known:
-                    r.messages["already_ingested"] += 1
-                    fresh.append(False)
-                elif token in self.seen:
-                    r.note(Problem(conv.file, "repeated message (same conversation and message id)",
-                                   conversation=conv.id, message=key))
-                    fresh.append(False)
-                else:
-                    self.seen.add(token)
-                    fresh.append(True)
-                    keys.append(key)
-                m.id = str(uuid.uuid5(_NAMESPACE, f"{self.scope.key}\x1f{conv.format}\x1f{conv.id}\x1f{key}"))
-            if not keys:   # all stored before, or all repeats of messages read earlier in this run
-                r.conversations["already_ingested" if any(not f for f in fresh) and known else "skipped"] += 1
-                continue
-            when = next((m.created_at for m, f in zip(conv.messages, fresh) if f and m.created_at), None)
-            last_when = when or last_when
-            data = pickle.dumps((conv, fresh, keys), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps((conv, staged.fresh, staged.keys), protocol=pickle.HIGHEST_PROTOCOL)
             offset = spill.tell()
             spill.write(data)
-            index.append(_Staged(when=last_when, seq=len(index), offset=offset, size=len(data), n_new=len(keys)))
+            index.append(_Staged(when=staged.when, seq=len(index), offset=offset, size=len(data),
+                                 n_new=staged.n_new))
         buffer.clear()
-        return last_when
 
     def _known(self, buffer: list[SourceConversation]) -> set[tuple[str, str]]:
         """(conversation_id, message_key) pairs of `buffer` already in ingest_log for this scope."""
         by_format: dict[str, list[tuple[str, str]]] = {}
         for conv in buffer:
             by_format.setdefault(conv.format, []).extend((conv.id, m.source_message_id or "") for m in conv.messages)
-        out: set[tuple[str, str]] = set()
-        for fmt, pairs in by_format.items():
-            if not pairs:
-                continue
-            table = pa.table({"conversation_id": [p[0] for p in pairs], "message_key": [p[1] for p in pairs]})
-            with registered(self.db, "candidates", table):
-                out.update(self.db.rows("queries/ingest_known_messages",
-                                        {"scope_key": self.scope.key, "source_format": fmt}))
-        return out
+        return {p for fmt, pairs in by_format.items() for p in known_messages(self.rt, self.scope, fmt, pairs)}
 
     # -- stages 2-4: extract, analyze/embed, write ------------------------------------------------
     def _process(self, index: list[_Staged], spill: Any) -> None:
@@ -365,20 +319,10 @@ class _Ingest:
     def _load(self, staged: _Staged, spill: Any) -> _Job:
         spill.seek(staged.offset)
         conv, fresh, keys = pickle.loads(spill.read(staged.size))
-        meta = dict(self.opt.metadata or {})
-        states: list[AddState] = []
-        positions = [i for i, f in enumerate(fresh) if f]
-        for part in split_batches(len(positions), self.opt.batch_size):
-            chunk = positions[part.start:part.stop]
-            msgs = [conv.messages[i] for i in chunk]
-            first = chunk[0]
-            st = AddState(scope=self.scope, messages=msgs, metadata=meta, infer=True, options=self.add_options,
-                          timestamp=next((m.created_at for m in reversed(msgs) if m.created_at), None))
-            st.now = self.now
-            st.extraction_run_id = new_id()        # ingest_log rows name it before the write
-            st.context_messages = conv.messages[max(0, first - self.n_context):first] if self.n_context else []
-            states.append(st)
-        return _Job(conv=conv, keys=keys, states=states)
+        states = conversation_states(conv, fresh, self.scope, batch_size=self.opt.batch_size,
+                                     metadata=self.opt.metadata, options=self.add_options,
+                                     n_context=self.n_context, now=self.now)
+        return _Job(format=conv.format, id=conv.id, file=conv.file, keys=keys, states=states)
 
     def _submit(self, pool: cf.ThreadPoolExecutor | None, state: AddState) -> cf.Future:
         if pool is not None:
@@ -387,7 +331,7 @@ class _Ingest:
         with self._timed("extract"):
             try:
                 fut.set_result(self._prepare(state))
-            except Exception as exc:  # noqa: BLE001 - recorded as this conversation's failure
+            except Exception as exc:
                 fut.set_exception(exc)
         return fut
 
@@ -411,14 +355,14 @@ class _Ingest:
         if not ok:
             return
         for job in ok:
-            job.states[-1].extra_rows = {"ingest_log": self._log(job)}
+            job.states[-1].extra_rows = {"ingest_log": log_rows(self.scope, job, ingest_id=self.id, now=self.now)}
         with self._timed("write"):
             outcomes = commit([job.states for job in ok], self.rt, BatchedWriter(self.db), step="ingest")
         for job, out in zip(ok, outcomes):
             if isinstance(out, BaseException):
                 self._fail(job, out, extraction=False)
             else:
-                self._account(job)
+                account(self.report, job)
 
     @contextlib.contextmanager
     def _timed(self, stage: str) -> Iterator[None]:
@@ -455,34 +399,11 @@ class _Ingest:
                 ready.append(job)
         return ready
 
-    def _log(self, job: _Job) -> Any:
-        """ingest_log rows of a conversation: each stored source message, its messages.id and its
-        extraction run."""
-        keys = iter(job.keys)
-        return ingest_log_rows(self.scope, [
-            (job.conv.format, job.conv.id, next(keys), m.id, st.extraction_run_id, job.conv.file)
-            for st in job.states for m in st.messages], ingest_id=self.id, now=self.now)
-
-    def _account(self, job: _Job) -> None:
-        r = self.report
-        r.conversations["ingested"] += 1
-        r.messages["stored"] += job.n_new
-        for st in job.states:
-            r.extraction_runs[st.extraction.status] += 1
-            r.memories["added"] += sum(f.outcome == "added" for f in st.facts)
-            r.memories["deduplicated"] += sum(f.outcome.startswith("duplicate") for f in st.facts)
-            r.memories["superseded"] += sum(res.get("event") == "SUPERSEDE" for res in st.results)
-
     def _fail(self, job: _Job, exc: BaseException, *, extraction: bool) -> None:
         """Record a conversation that could not be stored; a re-run tries it again."""
-        r = self.report
-        r.conversations["failed"] += 1
-        r.messages["failed"] += job.n_new
-        stage = "extraction" if extraction else "write"
-        r.note(Problem(job.conv.file, f"{stage} failed: {type(exc).__name__}: {exc}"[:1000],
-                       conversation=job.conv.id, severity="failed"))
+        fail(self.report, job, exc, stage="extraction" if extraction else "write")
         if extraction and isinstance(exc, LLMError):
-            r.extraction_runs["llm_error"] += 1
+            self.report.extraction_runs["llm_error"] += 1
             try:
                 with write_unit(self.db, "record_failed_run"):
                     self.db.run("queries/insert_failed_run", failed_run_params(

@@ -113,6 +113,13 @@ def read_tabular(path: str | os.PathLike, problems: list[Problem], *, format: st
     yield from _group(rows, file, format, parse_mapping(mapping), problems, max_message_chars)
 
 
+def group_rows(rows: Iterable[tuple[str, dict[str, Any]]], file: str, fmt: str, mapping: dict[str, str] | str | None,
+               problems: list[Problem], max_chars: int = DEFAULT_MAX_MESSAGE_CHARS) -> Iterator[SourceConversation]:
+    """Conversations from message rows given as (where, row): what the file readers do after
+    reading (a Ray Dataset's rows: memstore/on_ray/ingest.py)."""
+    yield from _group(iter(rows), file, fmt, parse_mapping(mapping), problems, max_chars)
+
+
 def _group(rows: Iterator[tuple[str, dict[str, Any]]], file: str, fmt: str, mapping: dict[str, str],
            problems: list[Problem], max_chars: int) -> Iterator[SourceConversation]:
     cols: dict[str, str] | None = None

@@ -34,3 +34,45 @@ def _shared_local(batch_size: int) -> Any:
     if batch_size not in _LOCAL:
         _LOCAL[batch_size] = LocalEmbedder(batch_size=batch_size)
     return _LOCAL[batch_size]
+
+
+BUNDLED = {"all-MiniLM-L6-v2-int8": "local", "minilm-l6-v2-static": "static"}
+
+
+def embedder_spec(spec: str) -> dict[str, Any]:
+    """`PROVIDER[:MODEL]` (the CLI's `--embedder`) as an `embedder` config section.
+
+    >>> embedder_spec("openai:text-embedding-3-small"), embedder_spec("local"), embedder_spec("hashing:64")
+    ({'provider': 'openai', 'model': 'text-embedding-3-small'}, {'provider': 'local'}, {'provider': 'hashing', 'dims': 64})
+    """
+    from memstore.core.errors import ConfigError
+
+    provider, _, model = str(spec).strip().partition(":")
+    if provider not in ("local", "static", "openai", "hashing"):
+        raise ConfigError(f"unknown embedder {spec!r}", key="embedder",
+                          hint="PROVIDER[:MODEL] with PROVIDER one of local, static, openai, hashing "
+                               "(e.g. local, openai:text-embedding-3-small, hashing:384)")
+    if provider == "hashing":
+        if model and not model.isdigit():
+            raise ConfigError(f"hashing:{model}: the hashing embedder takes a size, e.g. hashing:384", key="embedder")
+        return {"provider": "hashing", **({"dims": int(model)} if model else {})}
+    if provider == "openai":
+        return {"provider": "openai", **({"model": model} if model else {})}
+    return {"provider": provider}
+
+
+def spec_of_name(name: str | None) -> str | None:
+    """The `--embedder` spec that builds the embedder a store records by `name` (None: unknown).
+
+    >>> spec_of_name("hashing-384"), spec_of_name("all-MiniLM-L6-v2-int8"), spec_of_name("openai:m")
+    ('hashing:384', 'local', 'openai:m')
+    """
+    if not name:
+        return None
+    if name in BUNDLED:
+        return BUNDLED[name]
+    if name.startswith("hashing-") and name[8:].isdigit():
+        return f"hashing:{name[8:]}"
+    if name.startswith("openai:"):
+        return name
+    return None

@@ -38,7 +38,8 @@ FRAME_NAMES = ("memories", "history", "entities", "postings", "keywords", "links
 CHANNELS = ("semantic", "keyword", "entity")
 SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 FORMATS = ("auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet")
-IDENTITY_REQUIRED = frozenset({"add", "delete_all", "timeline", "contradictions", "forget", "ingest", "create_token"})
+IDENTITY_REQUIRED = frozenset({"add", "delete_all", "timeline", "contradictions", "forget", "ingest", "create_token",
+                               "ingest_known", "ingest_prepared"})
 IDENTITY_OR_FILTERS = frozenset({"search", "explain_search", "get_all"})
 
 def _whole(value: Any) -> Any:
@@ -165,6 +166,27 @@ class MemoryUpdate(BaseModel):
 
 Messages = Union[Text, ChatMessage, Annotated[List[ChatMessage], Field(min_length=1)]]
 
+
+class KnownConversation(_Strict):
+    """ingest_known(): one conversation's source message keys."""
+
+    conversation: str
+    keys: List[str]
+
+
+class IngestConversation(BaseModel):
+    """ingest_prepared(): one conversation in the format memstore.ingest-conversation/1
+    (memstore/wire/prepared.py). Its fields are checked by the library, which answers a
+    conversation that does not fit the format or this store (its embedder, its vector size) with
+    409 (PreparedConversationError)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    format: Literal["memstore.ingest-conversation/1"]
+    source: Dict[str, Any]
+    keys: List[str]
+    now: Optional[str]
+    adds: List[Dict[str, Any]]
+
 _BY_NAME: Dict[str, Any] = {
     "memory_id": MemoryId, "keep": MemoryId, "supersede": Ids, "dismiss": Ids,
     "user_id": Optional[Name], "agent_id": Optional[Name], "run_id": Optional[Name], "actor_id": Optional[Name],
@@ -202,6 +224,11 @@ _BY_METHOD: Dict[tuple[str, str], Any] = {
     ("ingest", "max_message_chars"): Int(1, 10_000_000),
     ("ingest", "commit_messages"): Int(1, 1_000_000),
     ("ingest", "workers"): Optional[Int(0, 64)],
+    ("ingest_known", "format"): Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,40}$")],
+    ("ingest_known", "conversations"): Annotated[List[KnownConversation], Field(max_length=100_000)],
+    ("ingest_prepared", "conversations"): Annotated[List[IngestConversation], Field(max_length=100_000,
+        description="Conversations in the format memstore.ingest-conversation/1 (memstore/wire/prepared.py).")],
+    ("ingest_prepared", "ingest_id"): Optional[Annotated[str, Field(pattern=ID_PATTERN)]],
     ("ingest", "paths"): Union[Annotated[str, Field(pattern=NAME_PATTERN)],
                                Annotated[List[Annotated[str, Field(pattern=NAME_PATTERN)]], Field(min_length=1)]],
 }

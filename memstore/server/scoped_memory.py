@@ -46,7 +46,7 @@ from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
 # update / delete take the scope too: the library then answers an id outside it as an unknown id.
 SCOPED = frozenset({"add", "search", "explain_search", "get", "get_all", "history", "update", "delete",
                     "delete_all", "timeline", "contradictions", "purge_expired", "forget", "erasure_receipts",
-                    "frame", "ingest_upload"})
+                    "frame", "ingest_upload", "ingest_known", "ingest_prepared"})
 # Methods that record who acted (actor_id): a named token's name replaces what the caller sent.
 ACTS = frozenset({"add", "update", "delete", "delete_all", "resolve", "purge_expired", "forget"})
 # Reads files on the server's machine (a scoped token uploads instead: ingest_upload).

@@ -81,6 +81,8 @@ def check_store_meta(path: str, meta: dict[str, str], dim: int, embedder: str) -
         import warnings
 
         warnings.warn(f"store {path} was embedded with {meta.get('embedder')!r}, the configured embedder is "
-                      f"{embedder!r}: similarities between old and new vectors are meaningless",
+                      f"{embedder!r}: similarities between old and new vectors are meaningless. Open it with "
+                      f"{meta.get('embedder')!r}, or re-embed it with the configured one: memstore reembed --store "
+                      f"{path} --embedder PROVIDER[:MODEL] (Memory.reembed)",
                       RuntimeWarning, stacklevel=4)
     return stored_dim

@@ -48,6 +48,7 @@ WRITE_OPERATIONS: dict[str, str] = {
     "merge_scope": "one scope's Parquet export merged into a shard that receives it (memstore cluster rebalance)",
     "register_export": "a Parquet export's registry row (erasure must find it)",
     "optimize": "memories and postings rewritten in scope order",
+    "reembed": "a re-embedding job: its row, a batch of new vectors, the swap into memories and store_meta",
     "create_token": "a bearer token's row (its sha256, scope, rights, expiry)",
     "revoke_token": "a bearer token's row removed",
     "token_use": "when bearer tokens were last used (the server, at most once a minute)",
