@@ -207,6 +207,18 @@ def run_outcomes(m: Any, extraction_run_id: str, scope: Scope) -> pl.DataFrame:
 
 
 # -- search -----------------------------------------------------------------------------------------
+def search_defaults(m: Any) -> dict[str, Any]:
+    """The threshold and signal weights search() uses on this store: the open Memory's config, or
+    what the store's server reports on /health (the dashboard as a client of `memstore ui`'s
+    server), else the library's defaults (an older server)."""
+    from memstore.core.rules.signals import search_defaults as of_config
+
+    if hasattr(m, "config"):
+        return of_config(m.config)
+    info = m.server_info() if hasattr(m, "server_info") else {}
+    reported = info.get("search_defaults") if isinstance(info, dict) else None
+    return reported if reported else of_config(None)
+
 
 
 def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:
