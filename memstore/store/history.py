@@ -56,9 +56,10 @@ class HistoryEvent:
     said_at: dt.datetime | None = None          # when it happened in the conversation (None: no conversation)
 
 
-def conversation_time(state: AddState) -> dt.datetime:
-    """When an add's messages were said: the newest message's time, else the add's `timestamp`,
-    else the moment it was added (a message with no time was said when it was added).
+def conversation_time(state: AddState, source_ids: Iterable[str] | None = None) -> dt.datetime:
+    """When an add's messages were said: the newest message's time (of the messages `source_ids`
+    names, when given and found: a fact's own sources), else the add's `timestamp`, else the
+    moment it was added (a message with no time was said when it was added).
 
     >>> import datetime as dt
     >>> from types import SimpleNamespace as NS
@@ -68,16 +69,21 @@ def conversation_time(state: AddState) -> dt.datetime:
     >>> conversation_time(NS(messages=[], timestamp=None, now=t)) == t
     True
     """
-    times = [m.created_at for m in state.messages if m.created_at is not None]
+    wanted = set(source_ids or ())
+    times = [m.created_at for m in state.messages if m.created_at is not None and getattr(m, "id", None) in wanted]
+    if not times:
+        times = [m.created_at for m in state.messages if m.created_at is not None]
     return max(times) if times else (state.timestamp or state.now)
 
 
-def state_event(state: AddState, memory_id: str, event: str, old: str | None, new: str | None) -> HistoryEvent:
-    """An event written by an add (or an ingest batch): identity, actor and time from its state."""
+def state_event(state: AddState, memory_id: str, event: str, old: str | None, new: str | None,
+                source_ids: Iterable[str] | None = None) -> HistoryEvent:
+    """An event written by an add (or an ingest batch): identity, actor and time from its state;
+    `said_at` from the messages `source_ids` names (the fact the event is about), else the add's."""
     sc = state.scope
     return HistoryEvent(memory_id, event, old, new, scope_key=sc.key, user_id=sc.user_id, agent_id=sc.agent_id,
                         run_id=sc.run_id, actor_id=state.actor_id, created_at=state.now,
-                        said_at=conversation_time(state))
+                        said_at=conversation_time(state, source_ids))
 
 
 def row_events(rows: Iterable[Any], event: str, *, actor_id: str | None, now: dt.datetime,

@@ -213,8 +213,8 @@ def add_tables(state: AddState, history_policy: str, dim: int) -> dict[str, Rows
     late = [f for f in added if f.superseded_by is not None]
     links = _links_of(added) + [(f.superseded_by[0], f.id, "supersedes") for f in late]
     events = [e for f in added for e in (imported_events(state, f) if f.imported else
-                                         [state_event(state, f.id, "ADD", None, f.text)])]
-    events += [state_event(state, f.id, "SUPERSEDE", f.text, None) for f in late]
+                                         [state_event(state, f.id, "ADD", None, f.text, f.source_message_ids)])]
+    events += [state_event(state, f.id, "SUPERSEDE", f.text, None, f.source_message_ids) for f in late]
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
             "history": history_rows(history_policy, events) or Rows(HISTORY_SCHEMA),

@@ -3,7 +3,6 @@
 -- happened IN THE CONVERSATION: the time of the newest message the event or run came from (the
 -- add's `timestamp`, else the time it was added). NULL where no conversation is behind the row
 -- (an analyst's UPDATE, DELETE, RESOLVE, EXPIRE) and on rows written before this column existed
--- (the `history_times` / `run_times` views then fall back to the memory's valid_from / the input
--- messages' times).
+-- (readers then fall back to stored time: `memstore history --since`, the dashboard).
 ALTER TABLE history ADD COLUMN IF NOT EXISTS said_at TIMESTAMP;
 ALTER TABLE extraction_runs ADD COLUMN IF NOT EXISTS said_at TIMESTAMP;
