@@ -67,7 +67,7 @@ def test_cli_list_history_timeline_take_a_period_and_as_of(tmp_path):
     may = _cli("list", "--user", "a", "--store", store, "--all", "--since", "2024-05-01", "--until", "2024-05-31")
     assert may.returncode == 0, may.stderr
     assert "Seattle" in may.stdout and "Boston" not in may.stdout and "tea" not in may.stdout
-    assert "said 2024-05-06" in may.stdout and "stored " in may.stdout
+    assert "(said 2024-05-06" in may.stdout and ", stored " in may.stdout
     then = _cli("list", "--user", "a", "--store", store, "--as-of", "2024-03-01")
     assert "Boston" in then.stdout and "later superseded" in then.stdout and "Seattle" not in then.stdout
     hist = _cli("history", "--user", "a", "--store", store, "--since", "2024-05-01", "--until", "2024-05-31")

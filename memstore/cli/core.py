@@ -26,9 +26,9 @@ def _print_memories(results: list[dict], as_json: bool, empty_hint: str, explain
     for r in results:
         score = f"{r['score']:.3f}  " if "score" in r else ""
         status = "" if r.get("status", "current") == "current" else f"  [{r['status']}]"
-        when = (f"said {_stamp(r.get('valid_from') or r.get('created_at'))[:16]}  stored "
-                f"{_stamp(r.get('created_at'))[:16]}  ") if dated else ""
-        print(f"{score}{r['id']}  {when}{r['memory']}{status}")
+        when = (f"  (said {_stamp(r.get('valid_from') or r.get('created_at'))[:16]}, stored "
+                f"{_stamp(r.get('created_at'))[:16]})") if dated else ""
+        print(f"{score}{r['id']}  {r['memory']}{status}{when}")
         if explain:
             print(_explain_line(r))
 
