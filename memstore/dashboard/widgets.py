@@ -65,7 +65,8 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
     """A table and two download buttons (CSV, Parquet) for exactly the rows shown. `select=True`:
     a click on a row selects it; returns the selected row positions (in `df`)."""
     key = key or _slug(name)
-    config: dict[str, Any] = {c: st.column_config.DatetimeColumn(TIME_TITLES.get(c, c), format="YYYY-MM-DD HH:mm:ss")
+    config: dict[str, Any] = {c: st.column_config.DatetimeColumn(TIME_TITLES.get(c, c), format="YYYY-MM-DD HH:mm:ss",
+                                                                 width="medium")
                               for c, t in df.schema.items() if isinstance(t, pl.Datetime)}
     config.update({c: st.column_config.TextColumn(c, width="large") for c, t in df.schema.items()
                    if c in WIDE_TEXT and t == pl.Utf8})
