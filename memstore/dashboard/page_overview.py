@@ -49,6 +49,9 @@ def show(ctx: PageContext, summary: pl.DataFrame, per_day: pl.DataFrame | None, 
     said = data.said_by_scope(per_day, start, end)
     summary = summary.join(said, on=keys, how="left").with_columns(
         pl.col("said_in_period").fill_null(0)).rename({"last_activity": "last_stored"})
+    summary = summary.select("scope", *keys[1:], "said_in_period", "last_said", "memories", "current", "superseded",
+                             "expired", "messages", "extraction_runs", "failed_runs", "last_stored",
+                             *[c for c in summary.columns if c in ("user_id", "agent_id", "run_id")])
     if start is not None or end is not None:
         summary = summary.filter(pl.col("said_in_period") > 0)
         if summary.is_empty():
