@@ -5,6 +5,7 @@ A lake named in the sidebar (or $MEMSTORE_LAKE, `memstore ui --lake L`) turns th
 whole fleet's and adds the Fleet page; with a lake and no store named, those two pages are all."""
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -36,20 +37,20 @@ from memstore.core.errors import MemstoreError
 
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
          page_entities, page_governance)
-# What a link (the address's query parameters) carries besides the page and the scope; see read_link.
-LINK_KEYS = ("mem", "run", "from", "to", "as_of", "q", "receipts_user", "entity")
 _build_lock = threading.Lock()
 # Widgets whose options or defaults depend on the scope: forgotten when the scope changes.
 SCOPED_PREFIXES = ("mem_", "ext_", "ent_", "tl_", "gov_", "exp_confirm")
+# What a link (the address's query parameters) carries besides the page and the scope; see read_link.
+LINK_KEYS = ("mem", "run", "from", "to", "as_of", "q", "receipts_user", "entity")
 
 
 def page_slug(title: str) -> str:
-    """A page's name in links: "Timeline & contradictions" -> "timeline".
+    """A page's name in links: "Timeline & contradictions" -> "timeline-contradictions".
 
     >>> [page_slug(p.TITLE) for p in PAGES][:5]
-    ['overview', 'memories', 'extractions', 'search', 'timeline']
+    ['overview', 'memories', 'extractions', 'search-lab', 'timeline-contradictions']
     """
-    return title.lower().replace("&", " ").split()[0]
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
 def read_link() -> None:
