@@ -379,16 +379,21 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
 
     def explain_search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                        agent_id: str | None = None, run_id: str | None = None, limit: int = 1000,
-                       **kwargs: Any) -> "pl.DataFrame":
+                       include_superseded: bool = False, show_expired: bool = False, as_of: Any = None,
+                       channels: tuple[str, ...] = ("semantic", "keyword", "entity"),
+                       weights: dict[str, float] | None = None, **kwargs: Any) -> "pl.DataFrame":
         """The whole candidate table of a search as a Polars frame: one row per candidate with
         semantic / keyword / bm25 / entity / recency / score, the channels that recalled it
-        (by_semantic, by_keyword, by_entity), its text and status, ranked."""
+        (by_semantic, by_keyword, by_entity), its text and status, ranked. `include_superseded`,
+        `show_expired`, `as_of`, `channels` and `weights` as for search() (named, so a client of a
+        server can pass them too)."""
         from memstore.retrieval.search import explain_frame
 
         filters = merge_identity(filters, user_id, agent_id, run_id)
-        if "as_of" in kwargs and kwargs["as_of"] is not None:
-            kwargs["as_of"] = parse_time(kwargs["as_of"], "as_of")
-        return self._rt.one_model(lambda: explain_frame(self._rt, query, filters=filters, limit=limit, **kwargs))
+        return self._rt.one_model(lambda: explain_frame(
+            self._rt, query, filters=filters, limit=limit, include_superseded=include_superseded,
+            show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None,
+            channels=tuple(channels), weights=weights, **kwargs))
 
     def search_all(self, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False,

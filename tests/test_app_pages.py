@@ -163,8 +163,10 @@ def test_memories_filter_and_detail(shared_store, monkeypatch):
     at.multiselect(key="mem_status").set_value(["current", "superseded", "expired"]).run()
     with Memory(str(shared_store)) as m:
         target = memory_id(m, "alice", "Alice lives in Seattle now, in Capitol Hill")
-    at.selectbox(key="mem_pick").set_value(target).run()
+    at.session_state["mem_open"] = target             # what a click on its row does (the browser test clicks)
+    at.run()
     assert not at.exception
+    assert at.subheader[0].value == "Alice lives in Seattle now, in Capitol Hill"
     chain = frame(at, "mem_chain")
     assert chain["memory"].to_list() == ["Alice lives in Boston", "Alice moved to Seattle last weekend",
                                          "Alice lives in Seattle now, in Capitol Hill"]
@@ -172,8 +174,10 @@ def test_memories_filter_and_detail(shared_store, monkeypatch):
     links = frame(at, "mem_links")
     assert links.select("kind", "direction", "other_memory").rows() == \
         [("supersedes", "outgoing", "Alice moved to Seattle last weekend")]   # the plan ended with that move
-    sources = frame(at, "mem_sources")
-    assert sources.height >= 1 and any("Capitol Hill" in c for c in sources["content"].to_list())
+    sources = frame(at, "mem_sources")          # the source message inside its conversation
+    said = sources.filter(pl.col("source"))
+    assert said.height >= 1 and any("Capitol Hill" in c for c in said["content"].to_list())
+    assert sources.height > said.height and sources["said_at"].is_sorted()     # turns around it, in order
     assert frame(at, "mem_history")["event"].to_list()[0] == "ADD"
 
 
@@ -185,14 +189,17 @@ def test_extractions_flag_the_malformed_run(shared_store, monkeypatch):
     assert bad.select("status", "model").rows() == [("malformed", "demo-llm")]
     at.toggle(key="ext_problems").set_value(True).run()
     assert frame(at, "runs")["status"].to_list() == ["malformed"]
-    at.selectbox(key="ext_pick").set_value(bad["id"][0]).run()
+    at.session_state["ext_open"] = bad["id"][0]        # a click on its row
+    at.run()
     assert "Extractor error: answer is not JSON" in texts(at, "error")
+    assert "Sure! Sam likes hiking." in "\n".join(c.value for c in at.code)     # the model's raw answer
     assert frame(at, "run_inputs")["content"].to_list() == ["I like hiking on weekends"]
     assert frame(at, "run_facts").is_empty()
     # the good LLM run: both facts added, with their memories
     at.toggle(key="ext_problems").set_value(False).run()
     good = runs.filter((pl.col("model") == "demo-llm") & (pl.col("status") == "ok"))["id"][0]
-    at.selectbox(key="ext_pick").set_value(good).run()
+    at.session_state["ext_open"] = good
+    at.run()
     facts = frame(at, "run_facts")
     assert sorted(facts["fact"].to_list()) == ["Sam is learning Portuguese", "Sam plays the cello"]
     assert set(facts["outcome"].to_list()) == {"added"} and facts["memory_id"].null_count() == 0
@@ -330,6 +337,10 @@ def test_erase_needs_the_typed_scope_and_shows_the_receipt(store):
     at.radio(key="page").set_value("Governance").run()
     at.selectbox(key="scope").set_value("user:alice").run()      # choosing a scope ends the receipt view
     assert "Erase user:alice" in texts(at, "subheader") and "Erased user:sam" not in texts(at, "success")
+    at.text_input(key="receipts_user").input("sam").run()          # receipts looked up by user
+    assert frame(at, "receipts")["memories"].to_list() == [6]
+    at.text_input(key="receipts_user").input("alice").run()
+    assert "No erasure of user 'alice'" in texts(at, "caption")
     with Memory(str(store)) as m:
         assert m.frame("memories", user_id="sam").is_empty() and m.frame("messages", user_id="sam").is_empty()
         assert len(m.erasure_receipts(user_id="sam")) == 1
@@ -466,8 +477,10 @@ def test_numbers_and_times_are_readable():
 def test_memory_history_times_are_timestamps_not_iso_text(shared_store, monkeypatch):
     monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
     at = app(page="Memories")
+    at.session_state["mem_open"] = frame(at, "memories")["id"][0]
+    at.run()
     history = frame(at, "mem_history")
-    assert history.schema["created_at"] == pl.Datetime("us")     # shown as YYYY-MM-DD HH:mm:ss
+    assert history.schema["stored_at"] == history.schema["said_at"] == pl.Datetime("us")   # YYYY-MM-DD HH:mm:ss
 
 
 # -- one default store --------------------------------------------------------------------------------
@@ -502,3 +515,144 @@ def test_overview_growth_of_a_single_day_store_draws_points(tmp_path, monkeypatc
     [(spec, (growth,))] = [c for c in charts(at) if c[0].get("encoding", {}).get("x", {}).get("field") == "day"]
     assert growth["day"].n_unique() == 1
     assert spec["mark"].get("point") is True, spec["mark"]
+
+
+# -- the server path: `memstore ui` makes the dashboard a client of `memstore serve` ------------------
+@pytest.fixture(scope="module")
+def served_store(demo_template, tmp_path_factory):
+    """A copy of the demo store owned by a real `memstore serve` (as `memstore ui` starts one)."""
+    from memstore.testing.server_process import ServerProcess
+
+    path = tmp_path_factory.mktemp("served") / "demo.duckdb"
+    shutil.copyfile(demo_template, path)
+    with ServerProcess(path):
+        yield path
+
+
+@pytest.mark.parametrize("page", TITLES)
+def test_every_page_works_through_the_server(page, served_store, monkeypatch):
+    """The README's launch path: the dashboard as a client of the store's server (the Search lab
+    once failed there: a MemoryClient has no `.config`)."""
+    monkeypatch.setenv("MEMSTORE_PATH", str(served_store))
+    at = app(page=page)
+    assert "through the memstore server at http://127.0.0.1:" in texts(at, "caption")
+    for scope, wanted in zip(("user:alice", "user:sam"), EXPECT[page]):
+        at.selectbox(key="scope").set_value(scope).run()
+        if page == "Search lab":
+            at.text_input(key="search_query").input("where does alice live?").run()
+            wanted = "result(s)"
+        assert not at.exception, [e.value for e in at.exception]
+        assert wanted in all_text(at), f"{page} / {scope}: {wanted!r} not shown through the server"
+
+
+def test_search_lab_starts_from_the_servers_settings(demo_template, tmp_path):
+    """Through a server started with its own threshold, the Search lab's defaults are the server's."""
+    from memstore.testing.server_process import ServerProcess
+
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_template, path)
+    with ServerProcess(path, config={"threshold": 0.2, "search": {"w_person": 0.1}}):
+        os.environ["MEMSTORE_PATH"] = str(path)
+        try:
+            at = app(page="Search lab")
+            assert at.slider(key="sA_threshold").value == 0.2 and at.slider(key="sA_w_person").value == 0.1
+        finally:
+            os.environ.pop("MEMSTORE_PATH", None)
+
+
+# -- time: date ranges, as of, both clocks ------------------------------------------------------------
+def test_the_date_range_narrows_memories_runs_and_history(shared_store, monkeypatch):
+    import datetime as dt
+
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    may = (dt.date(2024, 5, 1), dt.date(2024, 5, 31))
+    at = app(page="Memories")
+    every = frame(at, "memories")
+    at.date_input(key="mem_dates").set_value(may).run()
+    shown = frame(at, "memories")
+    assert 0 < shown.height < every.height
+    assert shown["valid_from"].dt.month().unique().to_list() == [5]
+    assert "Alice lives in Seattle now, in Capitol Hill" in shown["memory"].to_list()
+    assert set(shown["memory"]) == set(every.filter(pl.col("valid_from").dt.month() == 5)["memory"])
+    at.radio(key="page").set_value("Extractions").run()
+    runs = frame(at, "runs")
+    at.date_input(key="ext_dates").set_value(may).run()
+    assert 0 < frame(at, "runs").height < runs.height
+    at.radio(key="page").set_value("Governance").run()
+    log = frame(at, "history")
+    assert log["stored_at"].dt.date().n_unique() == 1 and log["said_at"].dt.month().n_unique() > 6   # two clocks
+    at.date_input(key="gov_dates").set_value(may).run()
+    narrowed = frame(at, "history")
+    assert 0 < narrowed.height < log.height and narrowed["said_at"].dt.month().unique().to_list() == [5]
+    at.radio(key="page").set_value("Overview").run()
+    assert frame(at, "overview_scopes").height == 5
+    at.date_input(key="ov_dates").set_value((dt.date(2024, 3, 1), dt.date(2024, 3, 31))).run()
+    march = frame(at, "overview_scopes")
+    assert 0 < march.height < 5 and (march["said_in_period"] > 0).all()
+
+
+def test_the_as_of_date_changes_the_timeline(shared_store, monkeypatch):
+    import datetime as dt
+
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Timeline & contradictions")
+    now = {r["memory"]: r["status"] for r in frame(at, "timeline").iter_rows(named=True)}
+    assert now["Alice lives in Boston"] == "superseded"
+    at.date_input(key="tl_as_of").set_value(dt.date(2024, 3, 1)).run()
+    then = {r["memory"]: r["status"] for r in frame(at, "timeline").iter_rows(named=True)}
+    assert then["Alice lives in Boston"] == "current"            # before the move
+    assert "Alice lives in Seattle now, in Capitol Hill" not in then   # not said yet
+    with Memory(str(shared_store)) as m:     # the library's as_of agrees
+        lib = {r["memory"] for r in m.get_all(user_id="alice", as_of="2024-03-01T23:59:59", top_k=1000)["results"]}
+    assert {t for t, st in then.items() if st == "current"} == lib
+    at.radio(key="page").set_value("Memories").run()
+    at.date_input(key="mem_as_of").set_value(dt.date(2024, 3, 1)).run()
+    assert set(frame(at, "memories").filter(pl.col("status") == "current")["memory"]) == lib
+
+
+def test_the_growth_chart_uses_conversation_time_and_fits_its_data(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app()
+    [(spec, (growth,))] = [c for c in charts(at) if c[0].get("encoding", {}).get("x", {}).get("field") == "day"]
+    domain = spec["encoding"]["x"]["scale"]["domain"]
+    assert [d[:10] for d in domain] == [str(growth["day"].min())[:10], str(growth["day"].max())[:10]]
+    assert growth["day"].min().year == growth["day"].max().year == 2024       # the demo's conversations
+    assert spec["encoding"]["y"]["title"] == "memories" and "conversation" in spec["encoding"]["x"]["title"]
+
+
+# -- drill-down and links ------------------------------------------------------------------------------
+def test_a_link_reopens_the_same_view(shared_store, monkeypatch):
+    import datetime as dt
+
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(scope="user:alice", page="Memories")
+    at.date_input(key="mem_dates").set_value((dt.date(2024, 5, 1), dt.date(2024, 5, 31))).run()
+    shown = frame(at, "memories")
+    target = shown.filter(pl.col("memory") == "Alice lives in Seattle now, in Capitol Hill")["id"][0]
+    at.session_state["mem_open"] = target
+    at.run()
+    link = {k: (v[0] if isinstance(v, list) else v) for k, v in dict(at.query_params).items()}
+    assert link["page"] == "memories" and link["scope"] == "user:alice" and link["mem"] == target
+    assert (link["from"], link["to"]) == ("2024-05-01", "2024-05-31")
+    fresh = AppTest.from_file(APP, default_timeout=90)            # another browser session opening the link
+    for k, v in link.items():
+        fresh.query_params[k] = v
+    fresh.run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert fresh.title[0].value == "Memories" and fresh.selectbox(key="scope").value == "user:alice"
+    assert fresh.subheader[0].value == "Alice lives in Seattle now, in Capitol Hill"
+    assert frame(fresh, "memories")["id"].to_list() == shown["id"].to_list()     # the same filters
+    assert fresh.date_input(key="mem_dates").value == (dt.date(2024, 5, 1), dt.date(2024, 5, 31))
+
+
+def test_entities_are_names_and_recurring_topics(shared_store, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_PATH", str(shared_store))
+    at = app(page="Entities")
+    ents = frame(at, "entities")
+    kinds = dict(zip(ents["entity"].to_list(), ents["kind"].to_list()))
+    assert kinds["Alice"] == kinds["Tom"] == kinds["Seattle"] == "name"        # Alice was tagged NOUN
+    assert not {"week", "weekend", "month", "job", "October"} & set(kinds)      # time words, one-off nouns
+    first_topic = ents["kind"].to_list().index("topic") if "topic" in kinds.values() else ents.height
+    assert set(ents["kind"].to_list()[:first_topic]) == {"name"}                # names first
+    at.multiselect(key="ent_kinds").set_value(["name", "topic", "common", "time"]).run()
+    assert {"week", "job"} <= set(frame(at, "entities")["entity"].to_list())    # nothing is lost, only hidden

@@ -129,6 +129,11 @@ class MemoryAPI(Protocol):
         agent_id: str | None = None,
         run_id: str | None = None,
         limit: int = 1000,
+        include_superseded: bool = False,
+        show_expired: bool = False,
+        as_of: Any = None,
+        channels: tuple[str, ...] = ("semantic", "keyword", "entity"),
+        weights: dict[str, float] | None = None,
         **kwargs: Any,
     ) -> pl.DataFrame: ...
     def get(

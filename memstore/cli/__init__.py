@@ -29,6 +29,15 @@ def add_scope_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", dest="run_id", help="run / session id")
 
 
+def add_period_args(p: argparse.ArgumentParser, *, what: str, as_of: bool = False) -> None:
+    """--since / --until (and --as-of): a period of conversation time, as dates or ISO times."""
+    p.add_argument("--since", metavar="DATE", help=f"only {what} on or after DATE (e.g. 2024-05-01)")
+    p.add_argument("--until", metavar="DATE", help=f"only {what} up to DATE (a date: through that whole day)")
+    if as_of:
+        p.add_argument("--as-of", dest="as_of", metavar="DATE",
+                       help="as things stood at DATE (a date: the end of that day): what was current then")
+
+
 def scope_from_args(args: argparse.Namespace) -> dict:
     """The identity keys given on the command line, e.g. {"user_id": "alice"}."""
     return {k: getattr(args, k) for k in ("user_id", "agent_id", "run_id") if getattr(args, k, None)}

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
+from memstore.cli import add_period_args, add_scope_args, add_store_arg, open_memory, scope_from_args
 from memstore.core.rules.signals import SIGNALS
 
 
@@ -15,7 +15,8 @@ def _explain_line(r: dict) -> str:
             + " ".join(f"{s} {ex[s]:.2f}" for s in SIGNALS if ex.get(s) is not None))
 
 
-def _print_memories(results: list[dict], as_json: bool, empty_hint: str, explain: bool = False) -> None:
+def _print_memories(results: list[dict], as_json: bool, empty_hint: str, explain: bool = False,
+                    dated: bool = False) -> None:
     if as_json:
         print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
         return
@@ -25,7 +26,9 @@ def _print_memories(results: list[dict], as_json: bool, empty_hint: str, explain
     for r in results:
         score = f"{r['score']:.3f}  " if "score" in r else ""
         status = "" if r.get("status", "current") == "current" else f"  [{r['status']}]"
-        print(f"{score}{r['id']}  {r['memory']}{status}")
+        when = (f"  (said {_stamp(r.get('valid_from') or r.get('created_at'))[:16]}, stored "
+                f"{_stamp(r.get('created_at'))[:16]})") if dated else ""
+        print(f"{score}{r['id']}  {r['memory']}{status}{when}")
         if explain:
             print(_explain_line(r))
 
@@ -74,12 +77,37 @@ def cmd_list(args: argparse.Namespace) -> int:
     scope = scope_from_args(args)
     if _need_scope("list", scope):
         return 2
+    from memstore.analysis.periods import as_of_time, period_bounds
+
+    since, until = period_bounds(args.since, args.until)
+    as_of = as_of_time(args.as_of) if args.as_of else None
+    windowed = since is not None or until is not None
     with open_memory(args) as m:
-        out = m.get_all(filters=scope, top_k=args.limit, include_superseded=args.all, show_expired=args.all)
+        out = m.get_all(filters=scope, top_k=100_000 if windowed else args.limit, include_superseded=args.all,
+                        show_expired=args.all, as_of=as_of)
+    rows = [r for r in out["results"] if _said_in(r.get("valid_from") or r.get("created_at"), since, until)]
+    if as_of is not None:       # each was current then: say what became of it since
+        rows = [{**r, "status": f"later {r['status']}"} if r.get("status", "current") != "current" else r for r in rows]
     who = ", ".join(f"{k}={v}" for k, v in scope.items())
-    _print_memories(out["results"], args.json, f"{who} has no memories yet — ingest a chat export with "
-                    f"`memstore ingest FILE --user {scope.get('user_id', 'NAME')}`")
+    when = (f" said between {args.since or 'the start'} and {args.until or 'now'}" if windowed else "") + (
+        f" as of {args.as_of}" if args.as_of else "")
+    _print_memories(rows[:args.limit], args.json, (f"{who} has no memories{when}" if windowed or as_of else
+                                                   f"{who} has no memories yet — ingest a chat export with "
+                                                   f"`memstore ingest FILE --user {scope.get('user_id', 'NAME')}`"),
+                    dated=True)
     return 0
+
+
+def _said_in(value: object, since: object, until: object) -> bool:
+    """Is a time (datetime or ISO text) in [since, until)? (None bounds are open.)"""
+    from memstore.core.timeutil import parse_time
+
+    if since is None and until is None:
+        return True
+    if value is None:
+        return False
+    t = parse_time(value, "time")
+    return (since is None or t >= since) and (until is None or t < until)
 
 
 def cmd_get(args: argparse.Namespace) -> int:
@@ -93,18 +121,39 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    from memstore.analysis.periods import period_bounds
+
+    scope = scope_from_args(args)
+    if not args.id and not scope:
+        print("error: name a memory id, or a scope (--user NAME) for all of its events", file=sys.stderr)
+        return 2
+    since, until = period_bounds(args.since, args.until)
     with open_memory(args) as m:
-        rows = m.history(args.id)
+        if args.id:
+            rows = m.history(args.id)
+        else:
+            frame = m.frame("history", **scope).sort("said_at", "created_at", "id", nulls_last=True)
+            rows = frame.select(c for c in ("id", "memory_id", "event", "old_memory", "new_memory", "actor_id",
+                                            "created_at", "said_at") if c in frame.columns).to_dicts()
+    rows = [r for r in rows if _said_in(r.get("said_at") or r.get("created_at"), since, until)]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-        return 0 if rows else 1
+        return 0 if rows or not args.id else 1
     if not rows:
-        print(f"no history for {args.id!r}", file=sys.stderr)
-        return 1
+        what = repr(args.id) if args.id else ", ".join(f"{k}={v}" for k, v in scope.items())
+        window = f" said between {args.since or 'the start'} and {args.until or 'now'}" if args.since or args.until else ""
+        print(f"no history for {what}{window}", file=sys.stderr)
+        return 1 if args.id else 0
+    print(f"{'said (conversation)':19}  {'stored':19}  event")
     for r in rows:
         change = f"{r['old_memory'] or ''} -> {r['new_memory'] or ''}".strip(" ->")
-        print(f"{r['created_at']}  {r['event']:<9} {change}")
+        print(f"{_stamp(r.get('said_at')):19}  {_stamp(r.get('created_at')):19}  {r['event']:<9} {change}")
     return 0
+
+
+def _stamp(value: object) -> str:
+    """A time as 'YYYY-MM-DD HH:MM:SS' ('—' when unknown)."""
+    return "—" if value is None else str(value).replace("T", " ")[:19]
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
@@ -155,16 +204,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=100, help="how many memories at most (default 100)")
     p.add_argument("--all", action="store_true", help="include superseded and expired memories")
     p.add_argument("--json", action="store_true", help="print the memories as JSON")
+    add_period_args(p, as_of=True, what="memories that became true (conversation time)")
     add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("get", help="show one memory as JSON")
     p.add_argument("id", help="the memory's id (from `memstore list`)")
     add_store_arg(p), p.set_defaults(func=cmd_get)
 
-    p = sub.add_parser("history", help="events of one memory")
-    p.add_argument("id", help="the memory's id (from `memstore list`)")
+    p = sub.add_parser("history", help="events of one memory, or of a scope (--user NAME) in a period")
+    p.add_argument("id", nargs="?", help="the memory's id (from `memstore list`); omit it to list a scope's events")
     p.add_argument("--json", action="store_true", help="print the events as JSON")
-    add_store_arg(p), p.set_defaults(func=cmd_history)
+    add_period_args(p, what="events said (conversation time; stored time when unknown)")
+    add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("delete", help="delete one memory")
     p.add_argument("id", help="the memory's id (from `memstore list`)")

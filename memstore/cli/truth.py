@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from memstore.cli import add_scope_args, add_store_arg, open_memory, scope_from_args
+from memstore.cli import add_period_args, add_scope_args, add_store_arg, open_memory, scope_from_args
 
 
 def _who(scope: dict) -> str:
@@ -55,8 +55,13 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     scope = scope_from_args(args)
     if not _need_scope(scope, "timeline"):
         return 2
+    from memstore.analysis.periods import as_of, in_period
+
     with open_memory(args) as m:
         frame = m.timeline(**scope)
+    if args.as_of:
+        frame = as_of(frame, args.as_of)
+    frame = in_period(frame, "valid_from", args.since, args.until)
     if args.slot:
         frame = frame.filter(frame["slot"] == args.slot)
     if args.csv:
@@ -107,6 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--slot", help="only this slot, e.g. lives_in")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--csv", action="store_true", help="print CSV (for plotting)")
+    add_period_args(p, as_of=True, what="facts that became true (valid_from, conversation time)")
     add_scope_args(p), add_store_arg(p), p.set_defaults(func=cmd_timeline)
 
     p = sub.add_parser("purge-expired", help="physically delete expired memories (all scopes unless given)")

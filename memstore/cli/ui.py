@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
             server = ensure_server(store)
     cmd, env = streamlit_command(args)
     print(f"dashboard on http://{args.host}:{args.port}  (Ctrl+C to stop)", file=sys.stderr)
+    # SIGTERM (a service manager, a test) stops like Ctrl+C: Streamlit, then the server started here
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         return subprocess.call(cmd, env=env)
     finally:
@@ -92,6 +95,10 @@ def cmd_ui(args: argparse.Namespace) -> int:
                 server.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def ensure_server(store: str, timeout_s: float = 120.0) -> subprocess.Popen | None:

@@ -35,19 +35,22 @@ def _pd(df: pl.DataFrame):
 
 
 def growth_chart(df: pl.DataFrame) -> alt.Chart:
-    """Cumulative memories by day (frame from data.growth: "all scopes", the biggest scopes, "others");
-    the total is drawn thick, the time axis names months and years. A store whose memories all
+    """Cumulative memories by the day they were said (frame from data.growth: "all scopes", the
+    biggest scopes, "others"); the total is drawn thick, the time axis spans exactly the data and
+    names months and years, the y title ("memories") is short enough never to be cut. A store whose memories all
     became valid on one day gets a point per line (a line of one point draws nothing)."""
     by, total = "scope", "all scopes"
     order = [total, *sorted({v for v in df[by].to_list() if v not in (total, "others")}), "others"]
     one_day = df.height > 0 and df["day"].n_unique() == 1
+    x_scale = alt.Scale(domain=[str(df["day"].min()), str(df["day"].max())]) if df.height and not one_day else alt.Undefined
     return alt.Chart(_pd(df)).mark_line(interpolate="step-after", point=one_day).encode(
-        x=alt.X("day:T", title="valid from", axis=alt.Axis(format="%b %Y", labelAngle=0, tickCount="month")),
-        y=alt.Y("memories:Q", title="memories (cumulative)", axis=alt.Axis(format=",d")),
+        x=alt.X("day:T", title="said (conversation time)", scale=x_scale,
+                axis=alt.Axis(format="%b %Y", labelAngle=0, tickCount="month")),
+        y=alt.Y("memories:Q", title="memories", axis=alt.Axis(format=",d", titlePadding=8)),
         color=alt.Color(f"{by}:N", sort=order, title=None, legend=alt.Legend(orient="bottom", columns=4, labelLimit=260)),
         strokeWidth=alt.condition(alt.datum[by] == total, alt.value(3), alt.value(1.5)),
         tooltip=[alt.Tooltip("day:T", format="%d %b %Y"), f"{by}:N", alt.Tooltip("memories:Q", format=",d")],
-    ).properties(height=280)
+    ).properties(height=280, padding={"left": 10, "top": 5, "right": 5, "bottom": 5})
 
 
 def runs_by_status_chart(runs: pl.DataFrame) -> alt.Chart:

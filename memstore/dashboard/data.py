@@ -105,13 +105,69 @@ def growth(per_day: pl.DataFrame, top: int = 5) -> pl.DataFrame:
     return pl.concat([cum, ends]).sort("day", "scope")
 
 
+def said_by_scope(per_day: pl.DataFrame, start: dt.date | None = None, end: dt.date | None = None) -> pl.DataFrame:
+    """Per scope (and shard, in a lake): memories that became valid (conversation time) between
+    `start` and `end` (dates, both included; None: open) and the last day one did (`last_said`).
+
+    >>> d = pl.DataFrame({"user_id": ["a", "a", "b"], "agent_id": [None] * 3, "run_id": [None] * 3,
+    ...                   "day": [dt.date(2024, 1, 2), dt.date(2024, 5, 5), dt.date(2024, 1, 5)], "memories": [1, 2, 1]})
+    >>> said_by_scope(d, dt.date(2024, 5, 1), dt.date(2024, 5, 31)).sort("scope").rows()
+    [('user:a', 2, datetime.date(2024, 5, 5)), ('user:b', 0, datetime.date(2024, 1, 5))]
+    """
+    keys = ["scope", *(["shard"] if "shard" in per_day.columns else [])]
+    if per_day.is_empty():
+        return pl.DataFrame(schema={"scope": pl.Utf8, **({"shard": pl.Utf8} if len(keys) > 1 else {}),
+                                    "said_in_period": pl.Int64, "last_said": pl.Date})
+    df = per_day.with_columns(_scope_column(per_day), pl.col("memories").cast(pl.Int64))
+    inside = pl.lit(True)
+    if start is not None:
+        inside = inside & (pl.col("day") >= start)
+    if end is not None:
+        inside = inside & (pl.col("day") <= end)
+    return df.group_by(keys).agg(pl.col("memories").filter(inside).sum().alias("said_in_period"),
+                                 pl.col("day").max().alias("last_said"))
+
+
+def day_bounds(days: pl.Series) -> tuple[dt.date, dt.date]:
+    """The first and last day of a column of dates or datetimes (today, twice, when empty)."""
+    vals = days.drop_nulls()
+    if vals.is_empty():
+        today = utcnow().date()
+        return today, today
+    lo, hi = vals.min(), vals.max()
+    as_day = (lambda v: v.date() if isinstance(v, dt.datetime) else v)
+    return as_day(lo), as_day(hi)  # type: ignore[arg-type]
+
+
+def as_of_moment(day: dt.date | None) -> dt.datetime | None:
+    """The moment an "as of" day means (the end of it); None: now."""
+    from memstore.analysis.periods import as_of_time
+
+    return as_of_time(day) if day is not None else None
+
+
+def in_days(df: pl.DataFrame, column: str, start: dt.date | None, end: dt.date | None) -> pl.DataFrame:
+    """Rows whose `column` (a date or datetime) falls between the days `start` and `end`, both
+    included (None: open)."""
+    from memstore.analysis.periods import in_period
+
+    if df.schema.get(column) == pl.Date:
+        if start is not None:
+            df = df.filter(pl.col(column) >= start)
+        return df.filter(pl.col(column) <= end) if end is not None else df
+    return in_period(df, column, start, end)
+
+
 # -- memories ---------------------------------------------------------------------------------------
 def memories_table(m: Any, scope: Scope) -> pl.DataFrame:
-    """The scope's memories (every status) with validity, entities and how many source messages."""
+    """The scope's memories (every status) with validity, entities and how many source messages.
+    `valid_from` is conversation time (when it was said / became true), `stored_at` when it was
+    written to the store."""
     tl = m.frame("timeline", **scope).select(
-        "id", "memory", "status", "valid_from", "valid_to", "slot", "superseded_by", "expiration_date")
+        "id", "memory", "status", "valid_from", "valid_to", "slot", "superseded_by", "superseded_by_memory",
+        "invalidated_at", "expiration_date", pl.col("created_at").alias("stored_at"))
     mem = m.frame("memories", **scope).select(
-        "id", "attributed_to", "source_message_ids", "extraction_run_id", "metadata", "created_at")
+        "id", "attributed_to", "source_message_ids", "extraction_run_id", "metadata")
     ents = m.frame("postings", **scope).group_by("memory_id").agg(pl.col("entity").sort().alias("entities"))
     out = tl.join(mem, on="id", how="left").join(ents, left_on="id", right_on="memory_id", how="left")
     return out.with_columns(
@@ -181,22 +237,62 @@ def messages_by_ids(m: Any, ids: list[str] | None, scope: Scope) -> pl.DataFrame
         "created_at", "role", "content", "source_file", "source_conversation", "source_message_id", "id")
 
 
+def conversation_around(m: Any, ids: list[str] | None, scope: Scope, turns: int = 3) -> pl.DataFrame:
+    """The source messages `ids` inside their conversation: `turns` messages before and after each
+    (same source conversation when known, else the scope's messages in time order), oldest first,
+    with `source` True on the messages the memory came from and `said_at` their conversation time.
+
+    >>> import datetime as dt
+    >>> t = [dt.datetime(2024, 1, 1, 10, i) for i in range(8)]
+    >>> msgs = pl.DataFrame({"id": [f"m{i}" for i in range(8)], "created_at": t, "role": ["user"] * 8,
+    ...                      "content": list("abcdefgh"), "source_conversation": ["c"] * 8})
+    >>> around(msgs, ["m4"], turns=2)["content"].to_list()
+    ['c', 'd', 'e', 'f', 'g']
+    """
+    return around(m.frame("messages", **scope), ids, turns)
+
+
+def around(msgs: pl.DataFrame, ids: list[str] | None, turns: int) -> pl.DataFrame:
+    """`conversation_around` on a messages frame."""
+    wanted = list(ids or [])
+    conv = pl.col("source_conversation") if "source_conversation" in msgs.columns else pl.lit(None)
+    df = msgs.with_columns(conv.fill_null("").alias("_conv")).sort("_conv", "created_at", "id").with_columns(
+        pl.int_range(pl.len()).over("_conv").alias("_pos"))
+    hits = df.filter(pl.col("id").is_in(wanted)).select("_conv", "_pos")
+    if hits.is_empty():
+        return df.head(0).select(pl.lit(False).alias("source"), pl.col("created_at").alias("said_at"), "role",
+                                 "content", "id")
+    near = pl.lit(False)
+    for conv_key, pos in hits.iter_rows():
+        near = near | ((pl.col("_conv") == conv_key) & ((pl.col("_pos") - pos).abs() <= turns))
+    return df.filter(near).sort("created_at", "id").select(
+        pl.col("id").is_in(wanted).alias("source"), pl.col("created_at").alias("said_at"), "role", "content", "id")
+
+
 # -- extractions ------------------------------------------------------------------------------------
 PROBLEM_STATUSES = ("malformed", "llm_error")
 
 
 def extraction_runs(m: Any, scope: Scope) -> pl.DataFrame:
-    """The scope's extraction runs, newest first, with a `problem` flag for malformed / failed runs."""
+    """The scope's extraction runs, newest first (by conversation time), with a `problem` flag for
+    malformed / failed runs. `said_at` is when its messages were said (recorded with the run; for
+    runs stored before that, the newest input message's time), `stored_at` when the run was
+    written; `raw_answer` is the model's answer when one was kept (malformed runs)."""
     runs = m.frame("extraction_runs", **scope)
     msgs = m.frame("messages", **scope).select(pl.col("id").alias("message_id"), "created_at")
     said = (runs.select("id", pl.col("input_message_ids").alias("message_id")).explode("message_id")
-            .join(msgs, on="message_id", how="inner").group_by("id").agg(pl.col("created_at").max().alias("said_at")))
+            .join(msgs, on="message_id", how="inner").group_by("id").agg(pl.col("created_at").max().alias("_said")))
+    recorded = pl.col("said_at") if "said_at" in runs.columns else pl.lit(None, dtype=pl.Datetime("us"))
+    raw = pl.col("raw_answer") if "raw_answer" in runs.columns else pl.lit(None, dtype=pl.Utf8)
     return runs.join(said, on="id", how="left").with_columns(
+        pl.coalesce(recorded, pl.col("_said")).alias("said_at"),
+        pl.col("created_at").alias("stored_at"),
+        raw.alias("raw_answer"),
         pl.col("status").is_in(PROBLEM_STATUSES).alias("problem"),
         pl.col("input_message_ids").list.len().fill_null(0).alias("messages"),
     ).select("said_at", "status", "extractor", "model", "n_facts", "n_added", "n_deduplicated", "messages",
-             "latency_ms", "error", "problem", "created_at", "id", "input_message_ids", "prompt_version"
-             ).sort("said_at", "created_at", "id", descending=[True, True, False], nulls_last=True)
+             "latency_ms", "error", "problem", "stored_at", "id", "input_message_ids", "prompt_version", "raw_answer"
+             ).sort("said_at", "stored_at", "id", descending=[True, True, False], nulls_last=True)
 
 
 def run_outcomes(m: Any, extraction_run_id: str, scope: Scope) -> pl.DataFrame:
@@ -207,6 +303,18 @@ def run_outcomes(m: Any, extraction_run_id: str, scope: Scope) -> pl.DataFrame:
 
 
 # -- search -----------------------------------------------------------------------------------------
+def search_defaults(m: Any) -> dict[str, Any]:
+    """The threshold and signal weights search() uses on this store: the open Memory's config, or
+    what the store's server reports on /health (the dashboard as a client of `memstore ui`'s
+    server), else the library's defaults (an older server)."""
+    from memstore.core.rules.signals import search_defaults as of_config
+
+    if hasattr(m, "config"):
+        return of_config(m.config)
+    info = m.server_info() if hasattr(m, "server_info") else {}
+    reported = info.get("search_defaults") if isinstance(info, dict) else None
+    return reported if reported else of_config(None)
+
 
 
 def search_results(candidates: pl.DataFrame, threshold: float, top_k: int) -> pl.DataFrame:
@@ -293,12 +401,46 @@ def default_hub_degree(n_memories: int) -> int:
     return max(3, math.ceil(n_memories / 4))
 
 
-def entity_degrees(m: Any, scope: Scope, hub_degree: int) -> pl.DataFrame:
-    """Entities of the scope by degree, `hub` flagged."""
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+                         "LANGUAGE", "PROPN"})
+TIME_WORDS = frozenset({"day", "days", "week", "weeks", "weekend", "weekends", "month", "months", "year", "years",
+                        "time", "today", "tomorrow", "yesterday", "tonight", "morning", "evening", "night", "hour",
+                        "minute", "january", "february", "march", "april", "may", "june", "july", "august",
+                        "september", "october", "november", "december", "monday", "tuesday", "wednesday",
+                        "thursday", "friday", "saturday", "sunday", "summer", "winter", "spring", "fall", "autumn"})
+
+
+def entity_kind(name: str, label: str | None, degree: int, topic_degree: int = 3) -> str:
+    """name | topic | time | common: what an entity is to a person looking things up. spaCy's entity
+    labels and proper nouns are names (so is a capitalised "noun", e.g. a person's name spaCy
+    tagged NOUN); dates and time words are `time`; a common noun is a `topic` only when it recurs
+    (in at least `topic_degree` memories), else `common`.
+
+    >>> [entity_kind(*a) for a in [("Tom", "PERSON", 1), ("Alice", "NOUN", 9), ("week", "NOUN", 4),
+    ...                            ("October", "PROPN", 2), ("cello", "NOUN", 3), ("job", "NOUN", 1)]]
+    ['name', 'name', 'time', 'time', 'topic', 'common']
+    """
+    word = (name or "").strip()
+    if (label in ("DATE", "TIME")) or word.lower() in TIME_WORDS:
+        return "time"
+    if label in NAME_LABELS or (word[:1].isupper() and label in (None, "NOUN")):
+        return "name"
+    return "topic" if degree >= topic_degree else "common"
+
+
+ENTITY_KINDS = ("name", "topic", "common", "time")
+
+
+def entity_degrees(m: Any, scope: Scope, hub_degree: int, topic_degree: int = 3) -> pl.DataFrame:
+    """Entities of the scope, names first then topics (each by degree), `kind` and `hub` flagged."""
     deg = m.frame("entity_degrees", **scope)
-    return deg.with_columns((pl.col("degree") >= hub_degree).alias("hub")).select(
-        "entity", "label", "degree", "current_degree", "hub", "entity_id").sort(
-        "degree", "entity", descending=[True, False])
+    kinds = [entity_kind(n, lab, d, topic_degree) for n, lab, d in
+             zip(deg["entity"].to_list(), deg["label"].to_list(), deg["degree"].to_list())]
+    return deg.with_columns(pl.Series("kind", kinds, dtype=pl.Utf8), (pl.col("degree") >= hub_degree).alias("hub")
+                            ).with_columns(pl.col("kind").replace_strict(
+                                {k: i for i, k in enumerate(ENTITY_KINDS)}, return_dtype=pl.Int32).alias("_order")
+                            ).sort("_order", "degree", "entity", descending=[False, True, False]).select(
+        "entity", "kind", "label", "degree", "current_degree", "hub", "entity_id")
 
 
 def entity_memories(m: Any, entity_id: str, scope: Scope) -> pl.DataFrame:
@@ -310,12 +452,16 @@ def entity_memories(m: Any, entity_id: str, scope: Scope) -> pl.DataFrame:
 
 # -- governance -------------------------------------------------------------------------------------
 def history_log(m: Any, scope: Scope | None, events: list[str] | None = None) -> pl.DataFrame:
-    """History events (newest first), optionally of some event kinds only."""
+    """History events, newest first by conversation time, optionally of some event kinds only:
+    `said_at` when it happened in the conversation (empty for an analyst's action, which happened
+    when stored), `stored_at` when it was written."""
     df = m.frame("history", **(scope or {}))
     if events:
         df = df.filter(pl.col("event").is_in(events))
-    return df.sort("created_at", "id", descending=[True, False]).select(
-        "created_at", "event", "old_memory", "new_memory", "actor_id", "memory_id", "id")
+    said = pl.col("said_at") if "said_at" in df.columns else pl.lit(None, dtype=pl.Datetime("us"))
+    return df.with_columns(said.alias("said_at"), pl.col("created_at").alias("stored_at")).sort(
+        pl.coalesce("said_at", "stored_at"), "id", descending=[True, False]).select(
+        "said_at", "stored_at", "event", "old_memory", "new_memory", "actor_id", "memory_id", "id")
 
 
 def erasure_preview(m: Any, scope: Scope) -> dict[str, int]:

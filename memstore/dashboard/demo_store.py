@@ -83,14 +83,16 @@ def _add_extra_scope(path: str) -> None:
     from memstore.testing.openai_server import ScriptedOpenAIServer
 
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
-    # Slot supersession off: the move is NOT applied, so the two facts contradict each other.
+    # Said in 2024 like the rest of the demo (the growth chart spans the conversations, not the day
+    # the demo was built); only the two expiry dates are relative to now, so one memory has expired
+    # and one expires within days whenever the demo is opened.
     with Memory(path, config={"slot_supersession": "off"}) as m:
         m.add("I live in Denver", user_id=EXTRA_USER, timestamp="2024-01-10T09:00:00")
         m.add("I live in Austin", user_id=EXTRA_USER, timestamp="2024-06-02T09:00:00")
         m.add("I have a dentist appointment on Friday", user_id=EXTRA_USER,
-              timestamp=now - dt.timedelta(days=2), expiration_date=now + dt.timedelta(days=3))
+              timestamp="2024-11-27T09:00:00", expiration_date=now + dt.timedelta(days=3))
         m.add("I have a gym day pass for the weekend", user_id=EXTRA_USER,
-              timestamp=now - dt.timedelta(days=10), expiration_date=now - dt.timedelta(days=1))
+              timestamp="2024-11-20T09:00:00", expiration_date=now - dt.timedelta(days=1))
     with ScriptedOpenAIServer(model="demo-llm") as srv:
         llm = {"provider": "openai", "base_url": srv.base_url, "api_key": "demo", "model": "demo-llm",
                "max_retries": 0, "timeout": 10}
@@ -98,6 +100,6 @@ def _add_extra_scope(path: str) -> None:
             srv.push_chat(json.dumps({"facts": [{"text": "Sam plays the cello", "attributed_to": "Sam"},
                                                 {"text": "Sam is learning Portuguese", "attributed_to": "Sam"}]}))
             m.add("I play the cello and I'm learning Portuguese", user_id=EXTRA_USER,
-                  timestamp=now - dt.timedelta(days=5))
+                  timestamp="2024-11-25T18:00:00")
             srv.push_chat("Sure! Sam likes hiking.")     # not JSON: recorded as a malformed run
-            m.add("I like hiking on weekends", user_id=EXTRA_USER, timestamp=now - dt.timedelta(days=4))
+            m.add("I like hiking on weekends", user_id=EXTRA_USER, timestamp="2024-11-26T18:00:00")

@@ -5,6 +5,7 @@ A lake named in the sidebar (or $MEMSTORE_LAKE, `memstore ui --lake L`) turns th
 whole fleet's and adds the Fleet page; with a lake and no store named, those two pages are all."""
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -39,6 +40,42 @@ PAGES = (page_overview, page_memories, page_extractions, page_search, page_timel
 _build_lock = threading.Lock()
 # Widgets whose options or defaults depend on the scope: forgotten when the scope changes.
 SCOPED_PREFIXES = ("mem_", "ext_", "ent_", "tl_", "gov_", "exp_confirm")
+# What a link (the address's query parameters) carries besides the page and the scope; see read_link.
+LINK_KEYS = ("mem", "run", "from", "to", "as_of", "q", "receipts_user", "entity")
+
+
+def page_slug(title: str) -> str:
+    """A page's name in links: "Timeline & contradictions" -> "timeline-contradictions".
+
+    >>> [page_slug(p.TITLE) for p in PAGES][:5]
+    ['overview', 'memories', 'extractions', 'search-lab', 'timeline-contradictions']
+    """
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def read_link() -> None:
+    """Once per browser session: open the view the address names (?page=…&scope=…&mem=…&from=…),
+    so a copied link reopens the same page, scope, memory and filters. The widgets take the other
+    values (`widgets.from_link`) when they are first drawn."""
+    if st.session_state.get("_link_read"):
+        return
+    st.session_state["_link_read"] = True
+    params = st.query_params.to_dict()
+    titles = {page_slug(p.TITLE): p.TITLE for p in (*PAGES, page_fleet)}
+    if params.get("page") in titles:
+        st.session_state["page"] = titles[params["page"]]
+    if params.get("scope"):
+        st.session_state["scope"] = params["scope"]
+    for name in LINK_KEYS:
+        if params.get(name):
+            st.session_state[f"_link_{name}"] = params[name]
+
+
+def write_link(title: str, ctx: PageContext) -> None:
+    """Put the view shown (page, scope, and what the page added: memory, filters) in the address."""
+    params = {"page": page_slug(title), **({"scope": ctx.label} if ctx.scope else {}), **ctx.link}
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
 
 
 def _scope_changed() -> None:
@@ -160,6 +197,7 @@ def main() -> None:
     st.set_page_config(page_title="memstore", page_icon=":material/neurology:", layout="wide")
     style_page()
     st.sidebar.title("memstore")
+    read_link()
     typed = store_field()
     lake = lake_field()
     fleet = open_fleet(lake) if lake else None
@@ -182,5 +220,7 @@ def main() -> None:
     if st.session_state.get("page") not in titles and "page" in st.session_state:
         del st.session_state["page"]             # a page of the other mode (the lake was named or cleared)
     title = st.sidebar.radio("Page", titles, key="page")
+    st.sidebar.caption("The address bar links to this view (page, scope, open memory, dates): copy it to share.")
     show_flash()
     pages[titles.index(title)].render(ctx)
+    write_link(title, ctx)

@@ -1,15 +1,19 @@
-"""Governance: the history log, erasure receipts, retention policies, the doctor, and erasing a
-scope (typed confirmation, then the receipt)."""
+"""Governance: the history log (when each event happened in the conversation and when it was
+stored, for the days chosen), erasure receipts (looked up by user), retention policies, the doctor,
+and erasing a scope (typed confirmation, then the receipt)."""
 from __future__ import annotations
 
 import json
 
+import polars as pl
 import streamlit as st
 
 from memstore.dashboard import data
 from memstore.dashboard.widgets import (
     PageContext,
     advice_on_error,
+    date_range,
+    from_link,
     need_scope,
     read_only_note,
     show_table,
@@ -30,24 +34,44 @@ def render(ctx: PageContext) -> None:
     if receipt:
         render_receipt(receipt)
     if not need_scope(ctx):
-        render_receipts(m)
+        render_receipts(ctx)
         return
     st.subheader(f"History log · {ctx.label}")
-    events = st.multiselect("Events (empty: all)", EVENTS, key="gov_events")
-    show_table(data.history_log(m, ctx.scope, events), f"history {ctx.label}", key="history")
-    render_receipts(m)
+    log = data.history_log(m, ctx.scope)
+    when = log.select(pl.coalesce("said_at", "stored_at").alias("t"))["t"]
+    lo, hi = data.day_bounds(when)
+    c1, c2 = st.columns(2)
+    start, end = date_range(ctx, "gov_dates", lo, hi, container=c1,
+                            help="Events that happened in these days: conversation time (an analyst's action, "
+                                 "which has none, by when it was stored).")
+    events = c2.multiselect("Events (empty: all)", EVENTS, key="gov_events")
+    if events:
+        log = log.filter(pl.col("event").is_in(events))
+    shown = data.in_days(log.with_columns(pl.coalesce("said_at", "stored_at").alias("_t")), "_t", start, end).drop("_t")
+    show_table(shown, f"history {ctx.label}", key="history",
+               caption=f"{shown.height:,} of {log.height:,} events · said at: in the conversation · stored at: written")
+    render_receipts(ctx)
     render_policies_and_doctor(ctx)
     render_erase(ctx)
 
 
-def render_receipts(m) -> None:  # noqa: ANN001 - a Memory
+def render_receipts(ctx: PageContext) -> None:
     st.subheader("Erasure receipts")
-    receipts = m.erasure_receipts()
-    if receipts:
-        show_table(data.receipts_table(receipts), "erasure receipts", key="receipts",
-                   caption=f"{len(receipts):,} erasure(s); a receipt names no person: the scope is kept as a keyed hash")
-    else:
-        st.caption("No scope has been erased from this store.")
+    m = ctx.memory
+    typed = st.text_input("User (empty: every receipt)", key="receipts_user", value=from_link("receipts_user") or "",
+                          help="Receipts store no name, only a keyed hash of the scope: type the user id to find "
+                               "that user's erasures (as `memstore receipts --user NAME` does).").strip()
+    if typed:
+        ctx.link["receipts_user"] = typed
+    with advice_on_error("Looking up receipts"):
+        receipts = m.erasure_receipts(user_id=typed) if typed else m.erasure_receipts()
+        if receipts:
+            show_table(data.receipts_table(receipts), "erasure receipts", key="receipts",
+                       caption=f"{len(receipts):,} erasure(s)" + (f" of user {typed}" if typed else "")
+                               + "; a receipt names no person: the scope is kept as a keyed hash")
+        else:
+            st.caption(f"No erasure of user {typed!r} is recorded in this store." if typed else
+                       "No scope has been erased from this store.")
 
 
 def render_policies_and_doctor(ctx: PageContext) -> None:

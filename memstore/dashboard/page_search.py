@@ -19,18 +19,19 @@ TITLE = "Search lab"
 CHANNELS = data.CHANNELS
 
 
-def settings(col, tag: str, cfg, narrow: bool) -> dict:
-    """Widgets for one search setting; returns explain_search kwargs plus top_k and threshold."""
-    sc = cfg.search
+def settings(col, tag: str, defaults: dict, narrow: bool) -> dict:
+    """Widgets for one search setting; returns explain_search kwargs plus top_k and threshold.
+    `defaults`: the store's threshold and weights (data.search_defaults)."""
+    store_threshold = defaults["threshold"]
     with col.expander(f"Setting {tag}", expanded=True):
         a, b, c = st.columns([1, 1, 2]) if not narrow else (st, st, st)
         top_k = a.slider("top k", 1, 50, 10, key=f"s{tag}_topk")
-        threshold = b.slider("threshold", 0.0, 1.0, float(cfg.threshold or 0.0), 0.01, key=f"s{tag}_threshold",
+        threshold = b.slider("threshold", 0.0, 1.0, float(store_threshold or 0.0), 0.01, key=f"s{tag}_threshold",
                              help="Minimum fused score. The default is the store's `threshold` config "
-                                  f"({'none' if cfg.threshold is None else cfg.threshold}), as search() uses it.")
+                                  f"({'none' if store_threshold is None else store_threshold}), as search() uses it.")
         channels = c.multiselect("channels", CHANNELS, default=list(CHANNELS), key=f"s{tag}_channels")
         wcols = st.columns(len(data.SIGNALS)) if not narrow else st.columns(2) * (len(data.SIGNALS) // 2 + 1)
-        w = {name: wc.slider(f"weight {name}", 0.0, 1.0, float(getattr(sc, f"w_{name}")), 0.05, key=f"s{tag}_w_{name}")
+        w = {name: wc.slider(f"weight {name}", 0.0, 1.0, float(defaults["weights"][name]), 0.05, key=f"s{tag}_w_{name}")
              for wc, name in zip(wcols, data.SIGNALS)}
         include_superseded = st.checkbox("include superseded", key=f"s{tag}_superseded")
     return {"top_k": top_k, "threshold": threshold, "channels": tuple(channels), "weights": w,
@@ -81,7 +82,7 @@ def render(ctx: PageContext) -> None:
     st.caption(f"Searching {ctx.label}: candidates from three channels, fused in SQL (score in [0, 1]).")
     query = st.text_input("Query", key="search_query", placeholder="e.g. where does alice live?")
     compare = st.toggle("Compare two settings", key="search_compare")
-    cfg = ctx.memory.config
+    cfg = data.search_defaults(ctx.memory)
     tags = ("A", "B") if compare else ("A",)
     cols = st.columns(len(tags))
     specs = [(tag, col, settings(col, tag, cfg, narrow=compare)) for tag, col in zip(tags, cols)]

@@ -1,14 +1,18 @@
-"""Timeline & contradictions: each fact's validity interval (Gantt-style) and the contradictions
-among current facts, each with a resolve action that writes through `Memory.resolve`."""
+"""Timeline & contradictions: each fact's validity interval (Gantt-style) in conversation time — for
+the days chosen, and as it stood on an "as of" date — and the contradictions among current facts,
+each with a resolve action that writes through `Memory.resolve`."""
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
-from memstore.dashboard import charts
+from memstore.analysis.periods import as_of
+from memstore.dashboard import charts, data
 from memstore.dashboard.widgets import (
     PageContext,
     advice_on_error,
+    as_of_picker,
+    date_range,
     flash,
     need_scope,
     read_only_note,
@@ -42,20 +46,31 @@ def render(ctx: PageContext) -> None:
     if timeline.is_empty():
         st.info(f"{ctx.label} has no memories yet.")
     else:
-        slots = sorted(s for s in timeline["slot"].unique().to_list() if s)
+        lo, hi = data.day_bounds(timeline["valid_from"])
+        t1, t2 = st.columns(2)
+        start, end = date_range(ctx, "tl_dates", lo, hi, container=t1,
+                                help="Facts that became true (were said) in these days: conversation time.")
+        when = as_of_picker(ctx, "tl_as_of", lo, container=t2)
+        view = as_of(timeline, when) if when is not None else timeline
+        slots = sorted(s for s in view["slot"].unique().to_list() if s)
         c1, c2 = st.columns(2)
         chosen_slots = c1.multiselect("Slots (empty: all)", slots, key="tl_slots")
         statuses = c2.multiselect("Status", ["current", "superseded", "expired"],
                                   default=["current", "superseded", "expired"], key="tl_status")
-        shown = timeline.filter(pl.col("status").is_in(statuses))
+        shown = data.in_days(view.filter(pl.col("status").is_in(statuses)), "valid_from", start, end)
         if chosen_slots:
             shown = shown.filter(pl.col("slot").is_in(chosen_slots))
+        if when is not None:
+            st.caption(f"As of the end of {when:%d %b %Y}: facts said by then, each with the status it had then "
+                       "(a fact replaced later is still current here).")
         if shown.is_empty():
             st.caption("No facts match.")
         else:
-            st.altair_chart(charts.validity_gantt(shown), width="stretch")
+            st.altair_chart(charts.validity_gantt(shown, now=data.as_of_moment(when)), width="stretch")
             show_table(shown.select("memory", "status", "slot", "slot_value", "valid_from", "valid_to",
-                                    "superseded_by_memory", "id"), f"timeline {ctx.label}", key="timeline")
+                                    "superseded_by_memory", pl.col("created_at").alias("stored_at"), "id"),
+                       f"timeline {ctx.label}", key="timeline",
+                       caption=f"{shown.height} of {timeline.height} facts of {ctx.label}")
     render_contradictions(ctx, fingerprint(timeline, m.frame("links", **scope).height))
 
 

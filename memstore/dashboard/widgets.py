@@ -2,6 +2,7 @@
 an action, and library errors turned into advice."""
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ class PageContext:
     actor_id: str = "dashboard"
     read_only: bool = False
     fleet: Any = None
+    link: dict[str, str] = field(default_factory=dict)   # what this view adds to its link (query parameters)
 
     @property
     def label(self) -> str:
@@ -49,13 +51,27 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "table"
 
 
+# Columns of long text: drawn wide (the rest of the table keeps its natural width).
+WIDE_TEXT = ("memory", "content", "old_memory", "new_memory", "fact", "other_memory", "superseded_by_memory",
+             "older_memory", "newer_memory", "reason", "error", "entities", "raw_answer")
+TIME_TITLES = {"said_at": "said at (conversation)", "stored_at": "stored at", "valid_from": "valid from (conversation)",
+               "valid_to": "valid to", "last_said": "last said (conversation)", "last_stored": "last stored"}
+ROWS_SHOWN = 15
+
+
 def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: Callable[[Any], Any] | None = None,
                height: int | str = "auto", column_config: dict[str, Any] | None = None,
-               caption: str | None = None) -> None:
-    """A table and two download buttons (CSV, Parquet) for exactly the rows shown."""
+               caption: str | None = None, select: bool = False) -> list[int] | None:
+    """A table and two download buttons (CSV, Parquet) for exactly the rows shown. `select=True`:
+    a click on a row selects it; returns the selected row positions (in `df`)."""
     key = key or _slug(name)
-    config: dict[str, Any] = {c: st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")
+    config: dict[str, Any] = {c: st.column_config.DatetimeColumn(TIME_TITLES.get(c, c), format="YYYY-MM-DD HH:mm:ss",
+                                                                 width="medium")
                               for c, t in df.schema.items() if isinstance(t, pl.Datetime)}
+    config.update({c: st.column_config.TextColumn(c, width="large") for c, t in df.schema.items()
+                   if c in WIDE_TEXT and t == pl.Utf8})
+    config.update({c: st.column_config.DateColumn(TIME_TITLES.get(c, c), format="YYYY-MM-DD")
+                   for c, t in df.schema.items() if t == pl.Date})
     config.update({c: st.column_config.NumberColumn(format="%.3f") for c, t in df.schema.items() if t.is_float()})
     config.update({c: st.column_config.NumberColumn(format="localized") for c, t in df.schema.items()
                    if t.is_integer() and c not in ("rank", "step", "fact_index")})
@@ -63,7 +79,13 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
     data: Any = df
     if styler is not None and not df.is_empty():
         data = styler(df.to_pandas().style)
-    st.dataframe(data, hide_index=True, height=height, column_config=config, key=f"df_{key}")
+    if height == "auto" and df.height > 10:       # more than Streamlit's ~10 rows before scrolling
+        height = 38 + 35 * min(df.height, ROWS_SHOWN)
+    if select:
+        event = st.dataframe(data, hide_index=True, height=height, column_config=config, key=f"df_{key}",
+                             on_select="rerun", selection_mode="single-row")
+    else:
+        st.dataframe(data, hide_index=True, height=height, column_config=config, key=f"df_{key}")
     csv = csv_safe(df).write_csv().encode("utf-8")
     buf = io.BytesIO()
     df.write_parquet(buf)
@@ -74,6 +96,70 @@ def show_table(df: pl.DataFrame, name: str, *, key: str | None = None, styler: C
                         mime="application/vnd.apache.parquet", key=f"parquet_{key}",
                         icon=":material/download:", on_click="ignore")
     row.caption(caption or f"{df.height:,} rows")
+    if select:
+        rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+        return [r for r in rows if 0 <= r < df.height]
+    return None
+
+
+def picked(df: pl.DataFrame, rows: list[int] | None, key: str, column: str = "id") -> str | None:
+    """The `column` value of the row clicked in a table shown with `select=True`; else the one
+    opened before (kept under `key` in the session, e.g. from a link) while it is still shown."""
+    if rows:
+        st.session_state[key] = df[column][rows[0]]
+    elif st.session_state.get(f"{key}_had_click"):      # the person un-clicked the row: close it
+        st.session_state.pop(key, None)
+    st.session_state[f"{key}_had_click"] = bool(rows)
+    value = st.session_state.get(key)
+    return value if value is not None and value in set(df[column].to_list()) else None
+
+
+# -- links: a view's state in its address (query parameters) ----------------------------------------
+def from_link(name: str) -> str | None:
+    """A value the address this session was opened with carried (e.g. `mem`, `from`), once: the
+    first widget that reads it takes it."""
+    return st.session_state.pop(f"_link_{name}", None)
+
+
+def _day(text: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def date_range(ctx: PageContext, key: str, lo: dt.date, hi: dt.date, *, container: Any = None,
+               label: str = "Said between (conversation time)", help: str | None = None
+               ) -> tuple[dt.date | None, dt.date | None]:
+    """A date range over [lo, hi] (from the link when it carries one); returns (start, end), None
+    where the range is open. A narrowed range goes into the view's link (`from`, `to`)."""
+    where = container or st
+    start = _day(from_link("from")) or lo
+    end = _day(from_link("to")) or hi
+    start, end = min(max(start, lo), hi), max(min(end, hi), lo)
+    chosen = where.date_input(label, value=(start, min(max(end, start), hi)), min_value=lo, max_value=hi,
+                              key=key, format="YYYY-MM-DD", help=help)
+    picked_days = list(chosen) if isinstance(chosen, (list, tuple)) else [chosen]
+    a = picked_days[0] if picked_days else lo
+    b = picked_days[1] if len(picked_days) > 1 else hi
+    if (a, b) != (lo, hi):
+        ctx.link.update({"from": a.isoformat(), "to": b.isoformat()})
+    return (a if a != lo else None), (b if b != hi else None)
+
+
+def as_of_picker(ctx: PageContext, key: str, lo: dt.date, *, container: Any = None) -> dt.date | None:
+    """An "as of" date (empty: now): the view shows things as they stood at the end of that day."""
+    where = container or st
+    hi = max(lo, dt.date.today())
+    linked = _day(from_link("as_of"))
+    linked = min(max(linked, lo), hi) if linked else None
+    chosen = where.date_input("As of (conversation time; empty: now)", value=linked, min_value=lo, max_value=hi,
+                              key=key, format="YYYY-MM-DD", help="What was true at the end of that day: facts "
+                                                                 "said by then, with the status they had then.")
+    if isinstance(chosen, dt.date):
+        ctx.link["as_of"] = chosen.isoformat()
+        return chosen
+    return None
 
 
 def metric(col: Any, label: str, value: int | float | str) -> None:

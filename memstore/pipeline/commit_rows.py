@@ -39,7 +39,7 @@ def _close_superseded(state: AddState, rt: Runtime, w: Writer) -> None:
         if f.narrows:       # a late fact: older facts whose interval it falls in now end where it begins
             closed += w.close("narrow", ids=f.narrows, **params)
         for mid, text in closed:
-            events.append(state_event(state, mid, "SUPERSEDE", text, f.text))
+            events.append(state_event(state, mid, "SUPERSEDE", text, f.text, f.source_message_ids))
             state.results.append({"id": mid, "memory": text, "event": "SUPERSEDE", "superseded_by": f.id})
     rows = history_rows(rt.config.history, events)
     if rows is not None and rows.num_rows:

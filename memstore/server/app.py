@@ -27,6 +27,7 @@ from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc,
 from memstore.core.errors import (AuthError, IdentityError, InvalidInputError, MemstoreError, NotFoundError,
                                   ScopeViolation)
 from memstore.server.auth import Access
+from memstore.core.rules.signals import search_defaults
 from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
 from memstore.server.openapi import as_call, call_arguments, document_api
@@ -162,6 +163,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     def health() -> Dict[str, Any]:
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
+                "search_defaults": search_defaults(getattr(inner, "config", None)),
                 "worker_pids": memory.worker_pids() if hasattr(memory, "worker_pids") else [],
                 **({"front_pids": app.state.front_pids()} if getattr(app.state, "front_pids", None) else {}),
                 **({"front_searches": dict(app.state.front_searches)}

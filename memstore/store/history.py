@@ -35,7 +35,7 @@ HISTORY_SCHEMA = pa.schema([
     ("id", pa.string()), ("memory_id", pa.string()), ("event", pa.string()), ("old_memory", pa.string()),
     ("new_memory", pa.string()), ("user_id", pa.string()), ("agent_id", pa.string()), ("run_id", pa.string()),
     ("scope_key", pa.string()), ("actor_id", pa.string()), ("role", pa.string()),
-    ("created_at", pa.timestamp("us")), ("is_deleted", pa.bool_())])
+    ("created_at", pa.timestamp("us")), ("is_deleted", pa.bool_()), ("said_at", pa.timestamp("us"))])
 
 
 @dataclass
@@ -51,15 +51,39 @@ class HistoryEvent:
     agent_id: str | None = None
     run_id: str | None = None
     actor_id: str | None = None
-    created_at: dt.datetime | None = None
+    created_at: dt.datetime | None = None       # when the event was stored
     role: str = "user"
+    said_at: dt.datetime | None = None          # when it happened in the conversation (None: no conversation)
 
 
-def state_event(state: AddState, memory_id: str, event: str, old: str | None, new: str | None) -> HistoryEvent:
-    """An event written by an add (or an ingest batch): identity, actor and time from its state."""
+def conversation_time(state: AddState, source_ids: Iterable[str] | None = None) -> dt.datetime:
+    """When an add's messages were said: the newest message's time (of the messages `source_ids`
+    names, when given and found: a fact's own sources), else the add's `timestamp`, else the
+    moment it was added (a message with no time was said when it was added).
+
+    >>> import datetime as dt
+    >>> from types import SimpleNamespace as NS
+    >>> t = dt.datetime(2024, 5, 6)
+    >>> conversation_time(NS(messages=[NS(created_at=t), NS(created_at=None)], timestamp=None, now=dt.datetime(2026, 1, 1)))
+    datetime.datetime(2024, 5, 6, 0, 0)
+    >>> conversation_time(NS(messages=[], timestamp=None, now=t)) == t
+    True
+    """
+    wanted = set(source_ids or ())
+    times = [m.created_at for m in state.messages if m.created_at is not None and getattr(m, "id", None) in wanted]
+    if not times:
+        times = [m.created_at for m in state.messages if m.created_at is not None]
+    return max(times) if times else (state.timestamp or state.now)
+
+
+def state_event(state: AddState, memory_id: str, event: str, old: str | None, new: str | None,
+                source_ids: Iterable[str] | None = None) -> HistoryEvent:
+    """An event written by an add (or an ingest batch): identity, actor and time from its state;
+    `said_at` from the messages `source_ids` names (the fact the event is about), else the add's."""
     sc = state.scope
     return HistoryEvent(memory_id, event, old, new, scope_key=sc.key, user_id=sc.user_id, agent_id=sc.agent_id,
-                        run_id=sc.run_id, actor_id=state.actor_id, created_at=state.now)
+                        run_id=sc.run_id, actor_id=state.actor_id, created_at=state.now,
+                        said_at=conversation_time(state, source_ids))
 
 
 def row_events(rows: Iterable[Any], event: str, *, actor_id: str | None, now: dt.datetime,
@@ -92,7 +116,8 @@ def history_rows(policy: str, events: Iterable[HistoryEvent], *, is_deleted: boo
         "new_memory": [e.new_memory for e in evs] if text else [None] * len(evs),
         "user_id": [e.user_id for e in evs], "agent_id": [e.agent_id for e in evs], "run_id": [e.run_id for e in evs],
         "scope_key": [e.scope_key for e in evs], "actor_id": [e.actor_id for e in evs],
-        "role": [e.role for e in evs], "created_at": [e.created_at for e in evs]}
+        "role": [e.role for e in evs], "created_at": [e.created_at for e in evs],
+        "said_at": [e.said_at for e in evs]}
     cols["is_deleted"] = [is_deleted] * len(evs)
     return Rows(HISTORY_SCHEMA, cols)
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from memstore.core.identity import Scope
 from memstore.core.ids import entity_id, new_id
 from memstore.core.model import ImportedEvent
-from memstore.store.history import HISTORY_SCHEMA, HistoryEvent, history_rows, state_event
+from memstore.store.history import HISTORY_SCHEMA, HistoryEvent, conversation_time, history_rows, state_event
 from memstore.store.table_rows import Rows
 from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
@@ -52,7 +52,7 @@ EXTRACTION_RUNS = pa.schema([("id", S), *IDENT, ("extractor", S), ("model", S), 
                              ("input_message_ids", pa.list_(S)), ("status", S), ("n_facts", pa.int32()),
                              ("n_added", pa.int32()), ("n_deduplicated", pa.int32()), ("n_linked", pa.int32()),
                              ("facts", S), ("error", S), ("latency_ms", pa.float64()), ("raw_answer", S),
-                             ("created_at", TS)])
+                             ("created_at", TS), ("said_at", TS)])
 INGEST_LOG = pa.schema([*IDENT, ("source_format", S), ("conversation_id", S), ("message_key", S), ("message_id", S),
                         ("extraction_run_id", S), ("source_file", S), ("ingest_id", S), ("ingested_at", TS)])
 
@@ -154,7 +154,7 @@ def extraction_run_row(state: AddState, extraction_run_id: str) -> Rows:
         "n_deduplicated": [sum(f.outcome.startswith("duplicate") for f in state.facts)],
         "n_linked": [len(_links_of(added))], "facts": [facts_json], "error": [ex.error],
         "latency_ms": [float(ex.latency_ms)], "raw_answer": [ex.raw if ex.status == "malformed" else None],
-        "created_at": [state.now]})
+        "created_at": [state.now], "said_at": [conversation_time(state)]})
 
 
 def failed_run_params(scope: Scope, *, model: str | None, prompt_version: str | None, message_ids: list[str],
@@ -217,8 +217,8 @@ def add_tables(state: AddState, history_policy: str, dim: int) -> dict[str, Rows
     late = [f for f in added if f.superseded_by is not None]
     links = _links_of(added) + [(f.superseded_by[0], f.stored_id, "supersedes") for f in late if f.superseded_by]
     events = [e for f in added for e in (imported_events(state, f) if f.imported else
-                                         [state_event(state, f.stored_id, "ADD", None, f.text)])]
-    events += [state_event(state, f.stored_id, "SUPERSEDE", f.text, None) for f in late]
+                                         [state_event(state, f.stored_id, "ADD", None, f.text, f.source_message_ids)])]
+    events += [state_event(state, f.stored_id, "SUPERSEDE", f.text, None, f.source_message_ids) for f in late]
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
             "history": history_rows(history_policy, events) or Rows(HISTORY_SCHEMA),

@@ -30,3 +30,21 @@ def effective_weights(weights: dict[str, float], channels: Iterable[str]) -> dic
     if channels != set(CHANNELS):
         out.update({k: 0.0 for k in FUSION_FEATURES if k in out})
     return out
+
+
+def search_defaults(config: object | None) -> dict[str, object]:
+    """A store's search defaults as plain data — its `threshold` and the weight of every signal —
+    from a MemoryConfig (None: the library's defaults). A server reports them on /health, so a
+    client (the dashboard's Search lab) starts from the settings search() really uses.
+
+    >>> d = search_defaults(None)
+    >>> d["threshold"] is None, sorted(d["weights"]) == sorted(SIGNALS)
+    (True, True)
+    """
+    if config is None:
+        from memstore.core.config import MemoryConfig
+
+        config = MemoryConfig()
+    search = getattr(config, "search")
+    return {"threshold": getattr(config, "threshold", None),
+            "weights": {s: float(getattr(search, f"w_{s}")) for s in SIGNALS}}
