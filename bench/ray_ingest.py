@@ -152,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         print("  predicted messages/s on N nodes (workers: N x cores / worker CPU; owners: shards / owner CPU):")
         d = best(ray_, "driver_cpu_ms_per_msg") - o        # the driver's own part (the commit is the owner's)
         print("\n".join(predict(w, o, d, cores=args.cpus)))
+        if args.llm is not None and label.startswith("llm"):
+            per_node = args.cpus * args.concurrency * 20 / args.llm     # actors x calls in flight x batch / latency
+            print(f"  with the LLM, a node of {args.cpus} actors is latency-bound first: {args.cpus} x "
+                  f"{args.concurrency} calls in flight x 20 messages / {args.llm} s = {per_node:,.0f} msg/s")
     return 0
 
 

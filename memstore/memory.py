@@ -436,6 +436,8 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         new = build_embedder(cfg)
         out = reembed_store(self._rt, new, embed=embed, batch=batch, progress=progress)
         self.config.embedder = cfg
+        if self._pool is not None:          # worker processes embed adds: they take the new model too
+            self.start_workers(self._pool.workers)
         return out
 
 

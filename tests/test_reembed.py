@@ -116,3 +116,22 @@ def test_searches_during_the_job_answer_with_one_model(tmp_path):
     assert len(seen) > 2 and sum(o != n for o, n in zip(old, new)) >= len(old) // 2
     for answers in seen:                  # each search: the old model's answer or the new one's
         assert all(a in (o, n) for a, o, n in zip(answers, old, new))
+
+
+def test_an_add_prepared_before_the_swap_and_committed_after_takes_the_new_model(tmp_path):
+    """The window between an add's embedding and its commit: the commit (under the write lock the
+    swap holds too) sees the vectors were made by the old model and embeds them again."""
+    import numpy as np
+
+    from memstore.providers.embed_local import LocalEmbedder
+
+    with Memory(str(tmp_path / "w.duckdb"), config=HASHING) as m:
+        m.add("I keep bees on the roof", user_id="ana", infer=False)
+        prepared = m.prepare_add("I play the cello on Sundays", user_id="ana", infer=False)
+        assert prepared.embedded_with == "hashing-384"
+        m.reembed("local")
+        m.commit_prepared([prepared])
+        rows = m.sql("SELECT memory, embedding FROM memories WHERE user_id = 'ana' ORDER BY memory").rows()
+    want = LocalEmbedder().embed([f"{p}" for p in ("ana: I keep bees on the roof", "ana: I play the cello on Sundays")])
+    for (text, vec), expected in zip(rows, want):
+        assert np.allclose(np.asarray(vec, dtype=np.float32), expected, atol=1e-5), text

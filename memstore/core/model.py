@@ -169,6 +169,7 @@ class AddState:
     timings: dict[str, float] = field(default_factory=dict)
     tables: dict[str, Any] = field(default_factory=dict)      # table name -> pyarrow.Table to insert
     extra_rows: dict[str, Any] = field(default_factory=dict)  # more rows committed with this add (ingest_log)
+    embedded_with: str | None = None          # the embedder that made the facts' vectors (a re-embedding checks it)
     results: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -171,6 +171,8 @@ def _merged_models(states: list[AddState], rt: Runtime, timed: Timed | None) -> 
     shared = time.perf_counter() - t0
     for st in states:
         st.timings["nlp+embed (group)"] = shared
+        if st.facts:
+            st.embedded_with = getattr(rt.embedder, "name", None)
 
 
 def _models(rt: Runtime, timed: Timed | None, facts: bool, analyze: Callable[[], Any],
@@ -225,6 +227,7 @@ def _write_unit(groups: list[list[AddState]], rt: Runtime, writer: Writer, step:
     its share of the unit's wall time from BEGIN to COMMIT (the steps, the flush and the COMMIT)."""
     t_unit = time.perf_counter()
     with writer.unit(step) as w:
+        _same_model(groups, rt)
         w.expect_slots(_slot_keys(groups))
         for g in groups:
             for st in g:
@@ -234,6 +237,16 @@ def _write_unit(groups: list[list[AddState]], rt: Runtime, writer: Writer, step:
     share = (time.perf_counter() - t_unit) / max(len(states), 1)
     for st in states:
         st.timings["write"] = share
+
+
+def _same_model(groups: list[list[AddState]], rt: Runtime) -> None:
+    """Inside the unit (under the write lock, which a re-embedding's swap holds too): an add whose
+    vectors another model made — prepared before the store was re-embedded
+    (memstore/governance/reembed.py), committed after — is embedded again with the store's model."""
+    model = getattr(rt.embedder, "name", None)
+    stale = [st for g in groups for st in g if st.facts and st.embedded_with not in (None, model)]
+    for st in stale:
+        _run(MODEL_STEPS[1], st, rt)
 
 
 def _slot_keys(groups: list[list[AddState]]) -> set[tuple[str, str]]:

@@ -19,5 +19,6 @@ def embed_facts(state: AddState, rt: Runtime) -> AddState:
         vecs = rt.embedder.embed(texts)
         for f, v in zip(state.facts, vecs):
             f.embedding = v
+        state.embedded_with = getattr(rt.embedder, "name", None)
     state.timings["embed"] = state.timings.get("embed", 0.0) + time.perf_counter() - t0
     return state

@@ -298,6 +298,7 @@ def decode_conversation(data: Any, scope: Scope, *, dim: int | None = None, embe
             st.extraction = _extraction(a["extraction"], f"{w}.extraction")
             st.facts = _facts(a.get("facts") or [], f"{w}.facts", {m.source_message_id: m.id for m in msgs}, dim)
             st.extraction.facts = list(st.facts)
+            st.embedded_with = d.get("embedder") if isinstance(d.get("embedder"), str) else None
         states.append(st)
     given = [m.source_message_id for st in states for m in st.messages]
     if given != keys or len(set(keys)) != len(keys):
