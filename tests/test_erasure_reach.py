@@ -1,0 +1,107 @@
+"""Erasure reaches every registered copy from any process (issue 44), without PostgreSQL: the
+lake itself is tried in tests/test_lake.py (a plain `memstore serve` erasing it).
+
+- a process that never imported memstore.lake loads the lake's eraser by the target's kind;
+- a copy that cannot be reached (here: a kind this memstore has no eraser for) leaves the forget
+  `verified: false` with `pending` naming the copy and why; over HTTP the status is 202; doctor
+  lists it; once an eraser exists, the next run (scrub) finishes it and settles the receipt;
+- every sealed sidecar, the downstream copies' included, is written by one writer that fsyncs
+  the directory after creating the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from memstore import Memory
+from memstore.governance import downstream
+from memstore.testing.server_process import ServerProcess
+
+CONFIG = {"embedder": {"provider": "hashing"}}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_process_that_never_imported_the_lake_loads_its_eraser_by_kind():
+    pytest.importorskip("duckdb_extension_ducklake")
+    code = ("import sys; from memstore.governance import downstream as d; "
+            "assert 'memstore.lake' not in sys.modules; "
+            "f, why = d.finisher_for('lake', {'lake': 'postgres:dbname=x'}); "
+            "g, why2 = d.finisher_for('tape', {'kind': 'tape'}); "
+            "print(f is not None, why, 'memstore.lake' in sys.modules, g is None, 'tape' in why2)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "None", "True", "True", "True"]
+
+
+def _store_with_unreachable_copy(path: str) -> Memory:
+    m = Memory(path, config=CONFIG)
+    m.add("I keep my Brindlewhaxton notebook under the stairs", user_id="gail", infer=False)
+    m.add("Hank likes jazz", user_id="hank", infer=False)
+    downstream.set_target(m.db, "archive", {"kind": "archive-tape", "where": "vault"})
+    return m
+
+
+def test_a_copy_not_reached_is_pending_in_the_answer_doctor_lists_it_and_the_next_run_finishes_it(tmp_path):
+    m = _store_with_unreachable_copy(str(tmp_path / "s.duckdb"))
+    receipt = m.forget(user_id="gail")
+    assert receipt["verification"]["store_ok"] and not receipt["verified"]
+    (part,) = receipt["pending"]
+    assert part["part"] == "archive" and part["state"] == "pending" and "archive-tape" in part["reason"]
+    assert "pending_downstream_erasures" in m.doctor()["check"].to_list()
+    (stored,) = m.erasure_receipts(user_id="gail")
+    assert not stored["verified"] and stored["pending"][0]["part"] == "archive"
+    seen = []
+    downstream.register("archive-tape", lambda db, settings, payload: seen.append(payload["scope"]) or {"ok": True})
+    try:
+        m.scrub()                                     # the next run finishes the copy and settles the receipt
+    finally:
+        downstream.FINISHERS.pop("archive-tape", None)
+    assert seen == [{"user_id": "gail"}]
+    (stored,) = m.erasure_receipts(user_id="gail")
+    assert stored["verified"] and stored["pending"] == [], stored["verification"]
+    assert "pending_downstream_erasures" not in m.doctor()["check"].to_list()
+    assert not [f for f in os.listdir(tmp_path) if ".downstream-" in f]     # the sealed sidecar is scrubbed
+    m.close()
+
+
+def test_served_forget_that_is_not_finished_answers_202_with_what_is_pending(tmp_path):
+    path = str(tmp_path / "served.duckdb")
+    _store_with_unreachable_copy(path).close()
+    with ServerProcess(path, config=CONFIG) as srv:
+        req = urllib.request.Request(srv.url + "/v1/forget", method="POST",
+                                     data=json.dumps({"kwargs": {"user_id": "gail"}}).encode(),
+                                     headers={"Authorization": f"Bearer {srv.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            status, body = resp.status, json.loads(resp.read())
+        again = srv.client().forget(user_id="hank")       # the client returns the receipt of a 202
+        doctor = srv.client().doctor()
+    assert status == 202 and body["verified"] is False, (status, body)
+    assert body["pending"][0]["part"] == "archive" and "archive-tape" in body["pending"][0]["reason"]
+    assert not again["verified"] and again["pending"]
+    assert "pending_downstream_erasures" in doctor["check"].to_list()
+
+
+def test_every_sidecar_is_made_durable_with_its_directory(tmp_path, monkeypatch):
+    m = _store_with_unreachable_copy(str(tmp_path / "d.duckdb"))
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    m.forget(user_id="gail", scrub=False)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    folder = str(tmp_path.resolve())
+    for kind in (".erasure-", ".downstream-"):
+        at = next(i for i, p in enumerate(synced) if kind in p)
+        assert folder in synced[at + 1:], (kind, synced)      # the directory after the new file
+    m.close()
