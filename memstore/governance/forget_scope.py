@@ -128,8 +128,8 @@ def unfinished(verification: dict[str, Any], rewrite_error: str | None = None) -
     `verified`): a downstream copy not reached, a copy or the store whose check found something,
     the file rewrite that failed. No personal content (file names are masked by the caller).
 
-    >>> unfinished({"ok": False, "store_ok": True, "downstream": {"lake": {"pending": True, "error": "down"}}})
-    [{'part': 'lake', 'state': 'pending', 'reason': 'down'}]
+    >>> unfinished({"ok": False, "store_ok": True, "downstream": {"lake": {"pending": True, "error": "down"}}})[0]["reason"]
+    'down; the next forget, scrub(), doctor(repair=True), open of the store or publish finishes it'
     """
     out: list[dict[str, str]] = []
     if rewrite_error:

@@ -27,13 +27,15 @@ from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc,
 from memstore.core.errors import (AuthError, ErasureIncompleteError, IdentityError, InvalidInputError, MemstoreError,
                                   NotFoundError, ScopeViolation)
 from memstore.server.auth import Access
+from memstore.core.config import LimitsConfig
 from memstore.server.errors import install_error_envelope
+from memstore.server.limits import BodyLimit
 from memstore.server.openapi import as_call, call_arguments, document_api
 from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
                                             check_json_upload, valid_unicode)
 
 # HTTP status for each error family (the JSON body names the exact class).
-_STATUS = (("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
+_STATUS = (("RequestTooLargeError", 413), ("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
            ("StoreNotFoundError", 404),
            ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("ConflictError", 409),
            ("MissingFileError", 404), ("StoreBusyError", 409), ("StoreLockedError", 423),
@@ -163,6 +165,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     auth = [Depends(require_token)]
 
     install_error_envelope(app, error_body)
+    limits = getattr(getattr(inner, "config", None), "limits", None) or LimitsConfig()
+    app.add_middleware(BodyLimit, limits=limits)        # 413 before a byte of an oversized body is parsed
+    app.state.limits = limits
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
