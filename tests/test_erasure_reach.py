@@ -131,3 +131,31 @@ def test_a_real_leftover_still_fails_verification(tmp_path):
     assert not receipt["verified"] and receipt["verification"]["hits"], receipt["verification"]
     assert receipt["pending"][0]["state"] == "not_verified"
     m.close()
+
+
+def test_a_forget_whose_rewrite_meets_an_open_write_says_accepted_not_done(tmp_path):
+    """Issue 44: with another connection's write transaction open, the rewrite's CHECKPOINT cannot
+    run. The forget answered StoreBusyError ("retryable: nothing was changed") although its deletes
+    had committed; it now says what it is: ErasureIncompleteError with the receipt (pending: the
+    store's rewrite), and the next scrub finishes it."""
+    from memstore.core.errors import ErasureIncompleteError
+
+    m = Memory(str(tmp_path / "b.duckdb"), config=CONFIG)
+    m.add("my Glorbastine diary", user_id="jo", infer=False)
+    other = m.db.raw_connection.cursor()                 # someone else's write, left open
+    other.execute("BEGIN")
+    other.execute("UPDATE store_meta SET value = value WHERE key = 'dim'")
+    try:
+        with pytest.raises(ErasureIncompleteError) as caught:
+            m.forget(user_id="jo")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    receipt = caught.value.receipt
+    assert not receipt["verified"] and receipt["pending"][0]["part"] == "store"
+    assert "pending_erasures" in m.doctor()["check"].to_list()
+    assert m.get_all(user_id="jo")["results"] == []          # the deletes did commit
+    m.scrub()
+    (stored,) = m.erasure_receipts(user_id="jo")
+    assert stored["verified"] and stored["method"] == "rewrite"
+    m.close()

@@ -187,6 +187,11 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     failure: Exception | None = None
     try:
         rewrite = rewrite_database(db) if pending["scrub"] else {"method": "skipped"}
+    except StoreBusyError as exc:
+        if resumed:
+            raise           # nothing of this finish changed: finish_pending stops and retries later
+        # the forget's deletes are committed: "busy, nothing changed" would be untrue (issue 44)
+        failure, rewrite = exc, {"method": "rewrite_failed"}
     except (RewriteError, StoreFullError) as exc:
         failure, rewrite = exc, {"method": "rewrite_failed"}
     timings["rewrite"] = _ms(t)
