@@ -66,6 +66,8 @@ class Database:
         self._local = threading.local()
         self.write_lock = threading.RLock()
         self.gate = ReopenGate()              # reads (which skip the write lock) never meet a reopen
+        # explicit transactions open now, by thread: {thread id: (step, since)} (a busy CHECKPOINT names them)
+        self.open_transactions: dict[int, tuple[str, float]] = {}
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
         self.trace: Callable[[str, str, Any, float], None] | None = None
         # the owner's (a Memory's Runtime) copy of the scopes; told of every change it cannot follow
@@ -299,8 +301,12 @@ class Database:
                 if "Cannot CHECKPOINT" not in str(exc):
                     raise QueryError(name, text, params, exc) from exc
                 if attempt == _CHECKPOINT_TRIES - 1:   # a write of another connection still open: say so
+                    others = {k: v for k, v in self.open_transactions.items() if k != threading.get_ident()}
+                    held = "; ".join(f"{step!r} on thread {tid} for {time.monotonic() - t0:.1f} s"
+                                     for tid, (step, t0) in others.items()) or "none of memstore's own"
                     raise StoreBusyError(f"{name}: the store's file could not be checkpointed while another "
-                                         f"connection's write was open", step=name) from exc
+                                         f"connection's write was open (open transactions: {held})", step=name,
+                                         retry_after=1) from exc
                 time.sleep(min(0.05 * (attempt + 1), 0.25))     # wait for that writer to commit
         if self.trace is not None:
             self.trace(name, text, params, time.perf_counter() - start)
@@ -480,6 +486,7 @@ class Database:
         """
         with self.guard(step):           # no reopen between BEGIN and COMMIT (it would drop the cursor)
             self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
+            self.open_transactions[threading.get_ident()] = (f"snapshot:{step}", time.monotonic())
             try:
                 yield
                 self.run(f"{step}:commit", sql="COMMIT")
@@ -489,6 +496,8 @@ class Database:
                 with contextlib.suppress(Exception):
                     self.run(f"{step}:rollback", sql="ROLLBACK")
                 raise
+            finally:
+                self.open_transactions.pop(threading.get_ident(), None)
 
     def scratch(self, name: str = "scratch", *, config: dict[str, str] | None = None) -> Scratch:
         """A private in-memory DuckDB (no store tables) whose statements are traced with this
@@ -558,6 +567,7 @@ class Database:
                     self._local.joined -= 1
                 return
             _begin(con, step)
+            self.open_transactions[threading.get_ident()] = (step, time.monotonic())
             self._local.in_transaction = True
             self._local.cache_follows = cache_follows
             self._local.changed = None
@@ -598,6 +608,7 @@ class Database:
                     failed = str(exc).removeprefix("injected fault at ")
                 raise StoreWriteError(failed, exc) from exc
             finally:
+                self.open_transactions.pop(threading.get_ident(), None)
                 self._local.in_transaction = False
                 self._local.cache_follows = False
             for listener in self.commit_listeners:
