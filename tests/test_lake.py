@@ -255,3 +255,49 @@ def test_a_scheduled_publish_skips_an_unchanged_store_and_catches_every_change(t
     assert forced is not None and sum(forced["inserted"].values()) + sum(forced["deleted"].values()) == 0
     m.close()
     assert lake_counts(lake_name, "south") == store_counts(str(tmp_path / "south.duckdb"))
+
+
+def test_forget_through_plain_serve_erases_the_lake_history_and_extraction_runs(tmp_path, lake_name, pg):
+    """Issue 44: the lake is recorded in the store, so a plain `memstore serve` (no --publish-to,
+    nothing imports memstore.lake in it) loads the lake's eraser by kind and finishes the erasure:
+    200, verified, and no byte of the marker in the lake's files (history and extraction_runs
+    included) nor in PostgreSQL's data directory."""
+    import json as _json
+    import urllib.request
+
+    data = tmp_path / "lake"
+    store = str(tmp_path / "plain.duckdb")
+    marker = "Quorthavelin"
+    m = Memory(store, config=CONFIG)
+    m.add([{"role": "user", "content": f"My cat {marker} sleeps on the piano every afternoon."}], user_id="erin")
+    m.add(f"I hide the {marker} lantern in the attic", user_id="erin", infer=False)
+    m.add("Frank restores old bicycles", user_id="frank", infer=False)
+    lake.publish(m.db, lake_name, data_path=data)
+    m.close()
+    with lake.connect(lake_name) as lk:
+        for table in ("history", "extraction_runs"):
+            assert lk.sql(f"SELECT count(*) FROM {table} WHERE user_id = 'erin'").fetchone()[0] > 0, table
+    pg.psql("CHECKPOINT")
+    assert marker_bytes([data], marker)
+    srv = ServerProcess(store, config=CONFIG)
+    srv.start()
+    try:
+        req = urllib.request.Request(srv.url + "/v1/forget", method="POST",
+                                     data=_json.dumps({"kwargs": {"user_id": "erin"}}).encode(),
+                                     headers={"Authorization": f"Bearer {srv.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=300) as resp:
+            status, receipt = resp.status, _json.loads(resp.read())
+        assert "memstore.lake" not in srv.log()
+        doctor = srv.client().doctor()
+    finally:
+        srv.stop()
+    copy = receipt["verification"]["downstream"]["lake"]
+    assert status == 200 and receipt["verified"] and receipt["pending"] == [], (status, receipt)
+    assert copy["ok"] and copy["rows_removed"]["history"] >= 2 and copy["rows_removed"]["extraction_runs"] >= 1, copy
+    assert "pending_downstream_erasures" not in doctor["check"].to_list()
+    assert marker_bytes([data, pg.data_dir], marker) == {}
+    with lake.connect(lake_name) as lk:
+        for table in ("memories", "history", "extraction_runs"):
+            assert lk.sql(f"SELECT count(*) FROM {table} WHERE user_id = 'erin'").fetchone()[0] == 0, table
+        assert lk.sql("SELECT count(*) FROM memories WHERE user_id = 'frank'").fetchone()[0] == 1

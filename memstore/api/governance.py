@@ -60,11 +60,14 @@ class GovernanceAPI:
         wanted = None
         if user_id is not None or agent_id is not None or run_id is not None:
             wanted = scope_hash(receipt_key(self._rt.db.path), Scope.from_kwargs(user_id, agent_id, run_id).as_dict())
+        from memstore.governance.forget_scope import unfinished
+
         rows = self._rt.db.dicts("queries/list_receipts", {"scope_hash": wanted})
         for r in rows:
             for k in ("rows_removed", "files_rewritten", "verification", "timings_ms"):
                 if isinstance(r[k], str):
                     r[k] = json.loads(r[k])
+            r["pending"] = unfinished(r["verification"] or {}) if not r["verified"] else []
         return rows
 
     def scrub(self) -> dict[str, Any]:

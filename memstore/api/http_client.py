@@ -125,6 +125,11 @@ def decode_answer(resp: tuple[int, dict[str, str], bytes], url: str) -> Any:
         if headers.get("content-type", "").startswith(ARROW_STREAM):
             return ipc_to_frame(content)
         value = loads(content) if content else None
+        if status == 202 and isinstance(value, dict) and isinstance(value.get("error"), dict):
+            exc = _error(status, content, url)      # accepted, not done (a forget whose rewrite failed)
+            if "receipt" in value:
+                exc.receipt = value["receipt"]      # type: ignore[attr-defined]
+            raise exc
         if kind == "ingest_report":
             return ingest_report_from_dict(value)
         return value

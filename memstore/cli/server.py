@@ -12,7 +12,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memstore.server.serve import serve
 
     store = args.store or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
-    return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=_config(args.config),
+    config = _config(args.config)
+    if args.max_body is not None:           # the same as config key limits.max_body_bytes
+        from memstore.core.limits import parse_size
+
+        config = dict(config or {})
+        config["limits"] = {**(config.get("limits") or {}), "max_body_bytes": parse_size(args.max_body)}
+    return serve(store, host=args.host, port=args.port, analyst_api=not args.no_analyst_api, config=config,
                  ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile, log_level=args.log_level,
                  group_commit=not args.no_group_commit, shard=args.shard, workers=args.workers,
                  fronts=args.fronts,
@@ -52,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     p.add_argument("--config", default=None, help="config as for Memory(config=...): a JSON file or inline JSON")
     p.add_argument("--no-group-commit", action="store_true", help="commit each add in its own transaction")
+    p.add_argument("--max-body", default=None, metavar="SIZE",
+                   help="largest request body, e.g. 4MB (default 4MB; config key limits.max_body_bytes); a larger "
+                        "one is answered 413 unread. Uploads: limits.max_upload_bytes")
     p.add_argument("--workers", type=int, default=None,
                    help="processes that run the model work of adds: the extractor call, spaCy, the embedder "
                         "(default: one per core; 0: all in the server process)")

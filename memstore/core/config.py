@@ -144,6 +144,21 @@ class SearchConfig:
 
 
 @dataclass
+class LimitsConfig:
+    """What one request (or one add()) may carry: memstore/core/limits.py checks it, the server
+    answers 413 naming the limit. Bytes of the HTTP body (`max_body_bytes` for every route but
+    `POST /v1/ingest_upload`, which has `max_upload_bytes`), messages per add, characters per
+    message, bytes of an add's metadata as JSON. Work per request grows linearly in its size, so
+    these bound time and memory too (bench/request_limits.py)."""
+
+    max_body_bytes: int = 4 << 20
+    max_upload_bytes: int = 256 << 20
+    max_messages: int = 1000
+    max_message_chars: int = 50_000
+    max_metadata_bytes: int = 64 << 10
+
+
+@dataclass
 class MemoryConfig:
     """Everything a Memory needs. Build from a dict with `MemoryConfig.from_dict`."""
 
@@ -152,6 +167,7 @@ class MemoryConfig:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     nlp: NLPConfig = field(default_factory=NLPConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
     messages_kept: int | None = 10          # per scope; None keeps every message
     context_messages: int = 10              # recent messages shown to the extractor
     context_memories: int = 10              # related memories shown to the extractor
@@ -203,7 +219,7 @@ def _build(cls: Any, data: dict[str, Any], prefix: str) -> Any:
             raise ConfigError(f"unknown config key {prefix + key!r}",
                               hint=f"known keys in {where!r}: {', '.join(sorted(fields))}", key=prefix + key)
         sub = {"llm": LLMConfig, "embedder": EmbedderConfig, "nlp": NLPConfig,
-               "search": SearchConfig}.get(key) if cls is MemoryConfig else None
+               "search": SearchConfig, "limits": LimitsConfig}.get(key) if cls is MemoryConfig else None
         if sub is not None:
             value = value if isinstance(value, sub) else _build(sub, value, prefix=f"{key}.")
         kwargs[key] = value
@@ -255,6 +271,12 @@ def _validate(obj: Any, prefix: str) -> None:
                               hint=f"choose one of {', '.join(allowed)}", key=prefix + name)
     if isinstance(obj, SearchConfig):
         _check_search(obj, prefix)
+    if isinstance(obj, LimitsConfig):
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"config key {prefix + f.name!r} is {value!r}",
+                                  hint="give a whole number >= 1", key=prefix + f.name)
     if isinstance(obj, LLMConfig):
         if obj.vision_detail not in ("auto", "low", "high"):
             raise ConfigError(f"config key {prefix + 'vision_detail'!r} is {obj.vision_detail!r}",

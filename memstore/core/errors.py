@@ -161,6 +161,12 @@ class InvalidInputError(MemstoreError, ValueError):
     the message names the argument."""
 
 
+class RequestTooLargeError(InvalidInputError):
+    """A request over one of the server's (or the library's) limits: the body, the number of
+    messages, a message's length, the metadata (HTTP 413). Fields: limit (the config key),
+    allowed, got. Nothing was stored."""
+
+
 class ErasurePendingError(MemstoreError):
     """An erasure is journaled but not finished (the file could not be rewritten yet); it finishes
     at the next open, `doctor(repair=True)` or `scrub()`."""

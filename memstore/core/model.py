@@ -144,6 +144,7 @@ class AddOptions:
     gather_context: bool = True             # False: the caller attached context_messages itself
     keep_all_messages: bool = False         # True: no pruning to config `messages_kept`
     slot_supersession: str | None = None    # overrides config `slot_supersession` for this add
+    request_limits: bool = True             # config `limits` apply (an add; ingest and imports read files whole)
 
 
 @dataclass

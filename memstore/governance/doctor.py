@@ -196,7 +196,7 @@ def _history_on(rt: Runtime) -> bool:
 # Repairs run in this order (scope keys before the postings that copy them, postings before entities).
 CHECKS: tuple[Check, ...] = (
     Check("pending_erasures", "error", find_pending_erasures, repair_pending_erasures),
-    Check("pending_downstream_erasures", "error", find_pending_downstream),
+    Check("pending_downstream_erasures", "error", find_pending_downstream, repair_pending_erasures),
     Check("embedding_dimension", "error", find_embedding_dim),
     Check("bad_embeddings", "error", _sql_check("bad_embeddings"), repair_bad_embeddings),
     _sql("missing_identity", "error", repair=False),
@@ -244,7 +244,7 @@ def run_doctor(rt: Runtime, *, repair: bool = False, checks: tuple[Check, ...] =
     found = find_violations(rt, checks)
     if not repair:
         return pl.DataFrame(found, schema=COLUMNS)
-    if any(v["check"] == "pending_erasures" for v in found):
+    if any(v["check"] in ("pending_erasures", "pending_downstream_erasures") for v in found):
         from memstore.governance.forget_scope import finish_pending
 
         finish_pending(rt.db, raise_errors=False)   # its own transactions and rewrite

@@ -18,7 +18,12 @@ holds, so they run autocommitted without `writes=True` (which would drop the sco
 write unit in flight on another thread, e.g. a served store's publisher thread).
 
 Finishers are registered by the module that owns the target (`register("lake", fn)`), so this
-module imports nothing above governance.
+module imports nothing above governance. Which module that is, is known here by the target's kind
+(`KINDS`, a module name, not an import): whatever process runs forget() — the library, `memstore
+serve` with or without `--publish-to`, a front, the rebalance tool, the CLI — loads the finisher
+of every target the store names when it needs it (`finisher_for`), so an erasure never depends on
+what the process happened to import. A kind this code does not know, or whose module cannot be
+loaded (the `lake` extra not installed), leaves the erasure pending with that reason.
 
 >>> register("doc-target", lambda db, settings, payload: {"ok": True})
 >>> "doc-target" in FINISHERS
@@ -28,15 +33,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import importlib
 import json
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import MemstoreError
-from memstore.governance.erasure_journal import seal, unseal
+from memstore.governance.erasure_journal import seal, unseal, write_durable
 from memstore.governance.scrub_files import remove_scrubbing
 from memstore.core.ids import new_id
 
@@ -45,6 +50,9 @@ if TYPE_CHECKING:
 
 Finisher = Callable[["Database", dict[str, Any], dict[str, Any]], dict[str, Any]]
 FINISHERS: dict[str, Finisher] = {}
+# target kind -> the module that registers its finisher when imported (a plugin named by its module,
+# so governance keeps pointing down: it never imports the surfaces that own a target)
+KINDS: dict[str, str] = {"lake": "memstore.lake"}
 _FINISHING = threading.Lock()       # forget() and a publisher thread never finish the same row at once
 
 
@@ -52,6 +60,32 @@ def register(target: str, finisher: Finisher) -> None:
     """Let `finisher(db, settings, payload) -> verification` erase a scope from `target`. It raises
     a MemstoreError when it cannot (the erasure then stays pending)."""
     FINISHERS[target] = finisher
+
+
+def kind_of(target: str, settings: dict[str, Any] | None) -> str:
+    """The kind of a target (its settings may say; else the target's name is its kind)."""
+    kind = (settings or {}).get("kind")
+    return kind if isinstance(kind, str) and kind else target
+
+
+def finisher_for(target: str, settings: dict[str, Any] | None = None) -> tuple[Finisher | None, str | None]:
+    """(the finisher of `target`, None) — loading its module by kind when no finisher is
+    registered yet — or (None, why it cannot be had)."""
+    kind = kind_of(target, settings)
+    if kind in FINISHERS:
+        return FINISHERS[kind], None
+    module = KINDS.get(kind)
+    if module is None:
+        return None, (f"target {target!r} is of kind {kind!r}, which this memstore cannot erase "
+                      f"(known kinds: {', '.join(sorted(KINDS))}); upgrade memstore where forget() runs")
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        return None, (f"the eraser of target {target!r} ({module}) cannot be loaded in this process: "
+                      f"{type(exc).__name__}: {exc} (pip install 'memstore[{kind}]')")[:500]
+    if kind not in FINISHERS:
+        return None, f"{module} did not register an eraser for kind {kind!r}"
+    return FINISHERS[kind], None
 
 
 def targets(db: Database) -> dict[str, dict[str, Any]]:
@@ -82,7 +116,7 @@ def journal(db: Database, erasure_id: str, scope_hash: str, key: bytes, payload:
     for target in targets(db):
         row_id = new_id()
         path = sidecar_path(db.path, row_id)
-        _write_durable(path, seal(key, payload))
+        write_durable(path, seal(key, payload))
         written.append(path)
         db.run("queries/insert_downstream_erasure", writes=False, params={
             "id": row_id, "erasure_id": erasure_id, "target": target, "scope_hash": scope_hash,
@@ -113,25 +147,24 @@ def _finish(db: Database, key: bytes, erasure_id: str | None, target: str | None
         if erasure_id is not None and row["erasure_id"] != erasure_id:
             continue
         name = row["target"]
-        finisher = FINISHERS.get(name)
         path = sidecar_path(db.path, row["id"])
         try:
             data = Path(path).read_bytes()
         except OSError:
             data = b""
         payload = unseal(key, data) if data else None
-        error = None
-        if finisher is None:
-            error = f"no finisher for target {name!r} is loaded in this process (import memstore.lake)"
+        finisher, error = None, None
+        if name not in settings:
+            error = f"the store no longer names target {name!r} (store_meta downstream:{name})"
         elif payload is None:
             error = "the sealed sidecar is missing or was sealed with another receipt key"
-        elif name not in settings:
-            error = f"the store no longer names target {name!r} (store_meta downstream:{name})"
-        if error is None:
+        else:
+            finisher, error = finisher_for(name, settings[name])
+        if error is None and finisher is not None:
             try:
                 result = finisher(db, settings[name], payload)
-            except MemstoreError as exc:
-                error = str(exc)[:500]
+            except Exception as exc:  # noqa: BLE001 - the store's part is done: the copy stays pending, saying why
+                error = (str(exc) if isinstance(exc, MemstoreError) else f"{type(exc).__name__}: {exc}")[:500]
         if error is not None:
             with contextlib.suppress(MemstoreError):
                 db.run("queries/fail_downstream_erasure", {"id": row["id"], "error": error}, writes=False)
@@ -163,17 +196,6 @@ def settle_receipt(db: Database, erasure_id: str, target: str, result: dict[str,
     db.run("queries/settle_receipt", {"id": erasure_id, "verified": ok,
                                       "verification": json.dumps(verification, default=str)}, writes=False)
     return ok
-
-
-def _write_durable(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _tables(db: Database) -> set[str]:

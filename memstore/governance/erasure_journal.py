@@ -87,7 +87,14 @@ def write_sidecar(db_path: str, erasure_id: str, key: bytes, payload: dict[str, 
     if db_path == ":memory:":
         _MEMORY_SIDECARS[erasure_id] = data
         return
-    path = sidecar_path(db_path, erasure_id)
+    write_durable(sidecar_path(db_path, erasure_id), data)
+
+
+def write_durable(path: str, data: bytes) -> None:
+    """The one writer of sealed sidecars (this journal's and the downstream copies',
+    governance/downstream.py): create `path` (mode 0600, never over an existing file), write
+    `data`, fsync the file, then fsync its directory so the new name survives a crash too (a
+    sidecar whose name is lost leaves its erasure pending for good)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         view = memoryview(data)

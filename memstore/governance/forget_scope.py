@@ -118,6 +118,46 @@ def finish_pending(db: Database, *, raise_errors: bool = True) -> list[dict[str,
                 if raise_errors:
                     raise
         drop_orphan_sidecars(db)
+        if downstream.pending(db):      # copies an earlier forget could not reach (the lake was down)
+            downstream.finish(db, receipt_key(db.path))
+    return out
+
+
+def unfinished(verification: dict[str, Any], rewrite_error: str | None = None) -> list[dict[str, str]]:
+    """What of an erasure is not finished or not proven, and why (the answer's `pending`; empty when
+    `verified`): a downstream copy not reached, a copy or the store whose check found something,
+    the file rewrite that failed. No personal content (file names are masked by the caller).
+
+    >>> unfinished({"ok": False, "store_ok": True, "downstream": {"lake": {"pending": True, "error": "down"}}})[0]["reason"]
+    'down; the next forget, scrub(), doctor(repair=True), open of the store or publish finishes it'
+    """
+    out: list[dict[str, str]] = []
+    if rewrite_error:
+        out.append({"part": "store", "state": "pending",
+                    "reason": f"the file rewrite failed ({rewrite_error}); it is retried at the next open, "
+                              "scrub() or doctor(repair=True)"})
+    elif not verification.get("store_ok", verification.get("ok")):
+        why = []
+        if verification.get("hits"):
+            why.append(f"erased strings still found in {len(verification['hits'])} file(s)")
+        if verification.get("scope_rows_left"):
+            why.append(f"rows of the scope left in {', '.join(sorted(verification['scope_rows_left']))}")
+        if verification.get("unattributed_rows_with_needles"):
+            why.append("erased strings in rows no scope owns: "
+                       + ", ".join(sorted(verification["unattributed_rows_with_needles"])))
+        why += list(verification.get("export_problems") or [])
+        out.append({"part": "store", "state": "not_verified", "reason": "; ".join(why) or "verification failed"})
+    for target, copy in sorted((verification.get("downstream") or {}).items()):
+        if copy.get("pending"):
+            out.append({"part": target, "state": "pending",
+                        "reason": f"{copy.get('error') or 'not reached'}; the next forget, scrub(), "
+                                  "doctor(repair=True), open of the store or publish finishes it"})
+        elif not copy.get("ok"):
+            why = list(copy.get("maintenance_errors") or [])
+            hits = (copy.get("scan") or {}).get("hits")
+            if hits:
+                why.append(f"erased strings still found in {len(hits)} file(s) of the {target}")
+            out.append({"part": target, "state": "not_verified", "reason": "; ".join(why) or "verification failed"})
     return out
 
 
@@ -147,6 +187,11 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     failure: Exception | None = None
     try:
         rewrite = rewrite_database(db) if pending["scrub"] else {"method": "skipped"}
+    except StoreBusyError as exc:
+        if resumed:
+            raise           # nothing of this finish changed: finish_pending stops and retries later
+        # the forget's deletes are committed: "busy, nothing changed" would be untrue (issue 44)
+        failure, rewrite = exc, {"method": "rewrite_failed"}
     except (RewriteError, StoreFullError) as exc:
         failure, rewrite = exc, {"method": "rewrite_failed"}
     timings["rewrite"] = _ms(t)
@@ -181,6 +226,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
         receipt["verified"] = verification["ok"] = False
         reason = mask(str(failure))[:500]
         verification["rewrite_error"] = reason
+        receipt["pending"] = unfinished(verification, reason)
         with contextlib.suppress(MemstoreError):      # on a full disk even this may not be writable
             with write_unit(db, "forget:attempt"):
                 db.run("queries/fail_pending_erasure", {"id": eid, "error": reason})
@@ -198,6 +244,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
             "timings_ms": json.dumps(timings)})
         db.run("queries/finish_pending_erasure", {"id": eid})
     remove_sidecar(db.path, eid)
+    receipt["pending"] = unfinished(verification)     # the answer says what is not done (not stored: derived)
     return receipt
 
 

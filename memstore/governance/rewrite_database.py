@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from memstore.store.database import Database
 
 FLOAT_CODECS = "alp,alprd,chimp,patas"
+COPY_ALIAS = "memstore_dst"      # the copy is attached under this name; DuckDB keeps it in the copy's catalog
 
 
 SPACE_MARGIN = 1.10          # the copy holds only live rows: at most the file's size (+10% slack)
@@ -146,13 +147,13 @@ def _copy_live(db: Database, dst: str) -> None:
     # ~1.5x the CPU time — the parallel insert of FLOAT[384] rows only adds overhead.
     run("rewrite:threads", "SET threads = 1")
     try:
-        run("rewrite:attach", f"ATTACH {sql_string(dst)} AS memstore_dst")
+        run("rewrite:attach", f"ATTACH {sql_string(dst)} AS {COPY_ALIAS}")
         try:
-            run("rewrite:copy", f"COPY FROM DATABASE {sql_ident(name)} TO memstore_dst")
-            run("rewrite:checkpoint", "CHECKPOINT memstore_dst")
+            run("rewrite:copy", f"COPY FROM DATABASE {sql_ident(name)} TO {COPY_ALIAS}")
+            run("rewrite:checkpoint", f"CHECKPOINT {COPY_ALIAS}")
         finally:
             with contextlib.suppress(Exception):
-                run("rewrite:detach", "DETACH memstore_dst")
+                run("rewrite:detach", f"DETACH {COPY_ALIAS}")
     finally:
         with contextlib.suppress(Exception):
             run("rewrite:threads", f"SET threads = {int(settings.get('threads') or 1)}")

@@ -324,7 +324,7 @@ def _usable(vec: Any, dim: int) -> bool:
 def _state(scope: Scope, facts: list[Fact], now: dt.datetime) -> AddState:
     # facts decided here (twins, slots): no slot supersession among imported memories
     state = AddState(scope=scope, messages=[], metadata={}, infer=False, now=now,
-                     options=AddOptions(slot_supersession="off"))
+                     options=AddOptions(slot_supersession="off", request_limits=False))
     state.facts = facts
     state.extraction = Extraction(status="ok", facts=facts, extractor="none", model="mem0-import")
     return state

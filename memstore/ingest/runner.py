@@ -121,7 +121,7 @@ class _Ingest:
         # Batches extracted at the same time cannot see each other's facts, so the LLM cannot name
         # what they replace: slot supersession (applied in time order at write) does.
         llm_slots = extractor.name == "llm" and rt.config.slot_supersession == "heuristic"
-        self.add_options = AddOptions(gather_context=False, keep_all_messages=True,
+        self.add_options = AddOptions(gather_context=False, keep_all_messages=True, request_limits=False,
                                       slot_supersession="always" if llm_slots else None)
         self.rt = rt
         self.pool: Any = None                # a PreparePool: spaCy and the embedder in worker processes

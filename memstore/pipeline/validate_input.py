@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.ids import new_id
 from memstore.core.identity import check_metadata
+from memstore.core.limits import check_add_size
 from memstore.core.model import AddState, Message
 from memstore.pipeline.message_shapes import describe_images, read_messages
 from memstore.core.errors import InputError  # noqa: F401  (defined with every error class)
@@ -29,6 +30,8 @@ def normalise_messages(messages: Any, *, procedural: bool = False) -> list[Messa
 
 
 def validate_input(state: AddState, rt: Runtime) -> AddState:
+    if state.options.request_limits:        # before any work that grows with the input (config `limits`)
+        check_add_size([m.content for m in state.messages], state.metadata, rt.config.limits)
     state.metadata = check_metadata(state.metadata)
     if not state.messages:
         raise InputError("no messages to add", hint="pass at least one message")

@@ -24,19 +24,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 import memstore
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
-from memstore.core.errors import (AuthError, IdentityError, InvalidInputError, MemstoreError, NotFoundError,
-                                  ScopeViolation)
+from memstore.core.errors import (AuthError, ErasureIncompleteError, IdentityError, InvalidInputError, MemstoreError,
+                                  NotFoundError, ScopeViolation)
 from memstore.server.auth import Access
+from memstore.core.config import LimitsConfig
 from memstore.core.rules.signals import search_defaults
 from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
+from memstore.server.limits import BodyLimit
 from memstore.server.openapi import as_call, call_arguments, document_api
 from memstore.server.platform_routes import document_platform_routes, mount_platform_routes
 from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
                                             check_json_upload, valid_unicode)
 
 # HTTP status for each error family (the JSON body names the exact class).
-_STATUS = (("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
+_STATUS = (("RequestTooLargeError", 413), ("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
            ("StoreNotFoundError", 404),
            ("DuplicateMemoryError", 409), ("ReadOnlyError", 409), ("ConflictError", 409),
            ("MissingFileError", 404), ("StoreBusyError", 409), ("StoreLockedError", 423),
@@ -120,8 +122,23 @@ def error_body(exc: BaseException) -> tuple[int, Dict[str, Any]]:
     return 500, {"error": {"type": "ServerError", "message": f"{name}: {exc}"}, "detail": f"{name}: {exc}"}
 
 
-def _json(value: Any, kind: str = "json") -> Response:
-    return Response(dumps(value), media_type="application/json", headers={RESULT_KIND: kind})
+def _json(value: Any, kind: str = "json", status: int = 200) -> Response:
+    return Response(dumps(value), status_code=status, media_type="application/json", headers={RESULT_KIND: kind})
+
+
+async def _forget_answer(call: Any) -> Response:
+    """forget()'s answer: 200 with the receipt when the erasure is finished and verified; 202
+    ("accepted, not done") when it is not — the receipt's `pending` says what and why (a copy not
+    reached, a check that found something); and 202 with the error envelope plus `receipt` when
+    the file rewrite failed (ErasureIncompleteError: the rows are deleted, the erasure stays
+    journaled and finishes at the next scrub, forget or open)."""
+    try:
+        receipt = await call
+    except ErasureIncompleteError as exc:
+        _, body = error_body(exc)
+        return _json({**body, "receipt": exc.receipt}, status=202)
+    verified = isinstance(receipt, dict) and bool(receipt.get("verified"))
+    return _json(receipt, status=200 if verified else 202)
 
 
 def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, committer: Any = None,
@@ -152,6 +169,9 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     auth = [Depends(require_token)]
 
     install_error_envelope(app, error_body)
+    limits = getattr(getattr(inner, "config", None), "limits", None) or LimitsConfig()
+    app.add_middleware(BodyLimit, limits=limits)        # 413 before a byte of an oversized body is parsed
+    app.state.limits = limits
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
@@ -342,6 +362,8 @@ def _add_method_route(app: FastAPI, memory: Any, spec: MethodSpec, auth: list, a
         if spec.name == "search" and "channels" in kwargs and isinstance(kwargs["channels"], list):
             kwargs["channels"] = tuple(kwargs["channels"])
         args, kwargs = as_call(spec, kwargs)
+        if spec.name == "forget":
+            return await _forget_answer(run_in_threadpool(target, *args, **kwargs))
         value = await run_in_threadpool(target, *args, **kwargs)
         if spec.returns == "frame":
             return Response(frame_to_ipc(value), media_type=ARROW_STREAM, headers={RESULT_KIND: "frame"})

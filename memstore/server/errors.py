@@ -64,6 +64,16 @@ def envelope(exc: BaseException, base: Callable[[BaseException], tuple[int, dict
     return status, body
 
 
+def retry_headers(body: Dict[str, Any]) -> Dict[str, str]:
+    """`Retry-After` for an error that says when to retry (`fields.retry_after`, seconds).
+
+    >>> retry_headers({"error": {"fields": {"retry_after": 1}}})
+    {'Retry-After': '1'}
+    """
+    after = ((body.get("error") or {}).get("fields") or {}).get("retry_after")
+    return {"Retry-After": str(int(after))} if isinstance(after, (int, float)) and after >= 0 else {}
+
+
 def _body(status: int, type_: str, message: str, hint: str = "", **fields: Any) -> Dict[str, Any]:
     return {"error": {"type": type_, "message": message, "hint": hint, "fields": fields}, "detail": message}
 
@@ -83,7 +93,7 @@ def install_error_envelope(app: FastAPI, base: Callable[[BaseException], tuple[i
 
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
         status, body = envelope(exc, base)
-        return JSONResponse(body, status_code=status)
+        return JSONResponse(body, status_code=status, headers=retry_headers(body))
 
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()][:10]

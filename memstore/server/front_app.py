@@ -37,6 +37,7 @@ from memstore.api.stages import AddStages, pack_error
 from memstore.core.errors import LLMError, ServerUnavailableError
 from memstore.server.front_models import FrontModels
 from memstore.server.front_search import FrontSearch
+from memstore.server.limits import BodyLimit
 from memstore.server.owner_rpc import Admit, Commit, Context, FailedRun, Forget, OwnerClient
 from memstore.wire.format import RESULT_KIND, dumps, loads
 
@@ -194,7 +195,7 @@ def make_app(front: Front, owner_http: str, *, threads: int = 32) -> Any:
         finally:
             await resp.aclose()
 
-    return app
+    return BodyLimit(app, front.rt.config.limits)     # the owner's body limits, before a byte is read
 
 
 def _watch_owner(owner_pid: int) -> None:

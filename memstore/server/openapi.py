@@ -34,6 +34,8 @@ from memstore.wire.format import ARROW_STREAM
 ERROR_STATUSES = {400: "Bad input: the message names the argument and what to do", 401: "Missing or wrong bearer token",
                   403: "Not allowed for this token or scope", 404: "No such memory, store, file or route",
                   405: "Method not allowed (see Allow)",
+                  413: "Over a request limit (RequestTooLargeError: `fields.limit` names the config key, "
+                       "`fields.allowed` its value, `fields.got` what was sent): see the document's description",
                   409: "Conflict: a name or directory taken, two values for one key, a read-only or busy store "
                        "(StoreBusyError: retry)",
                   422: "The request does not match this schema", 423: "The store is locked by another process",
@@ -161,6 +163,7 @@ def document_api(app: FastAPI) -> None:
         for path, ops in doc.get("paths", {}).items():
             for method, op in ops.items():
                 _document_operation(path, method, op, schemas)
+        _document_limits(doc, getattr(app.state, "limits", None))
         app.openapi_schema = doc
         return doc
 
@@ -212,3 +215,43 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
             if arg in props:
                 props[arg] = {"anyOf": [{"$ref": f"#/components/schemas/{component}"}, {"type": "null"}],
                               "default": None}
+
+
+def _document_limits(doc: Dict[str, Any], limits: Any) -> None:
+    """The server's request limits (config key `limits`, `serve --max-body`): in the description,
+    as `x-memstore-limits`, on each route's 413 and in the mem0 add's schema; forget's 202."""
+    if limits is None:
+        return
+    values = {k: getattr(limits, k) for k in ("max_body_bytes", "max_upload_bytes", "max_messages",
+                                               "max_message_chars", "max_metadata_bytes")}
+    doc["x-memstore-limits"] = values
+    doc["info"]["description"] = (doc["info"].get("description", "") + "\n\n**Limits** (config key `limits`, "
+                                  "`memstore serve --max-body`; over one: 413 naming it): request body "
+                                  f"{values['max_body_bytes']:,} bytes (`POST /v1/ingest_upload`: "
+                                  f"{values['max_upload_bytes']:,}); per add {values['max_messages']:,} messages of "
+                                  f"at most {values['max_message_chars']:,} characters and metadata of at most "
+                                  f"{values['max_metadata_bytes']:,} bytes as JSON.")
+    for path, ops in doc.get("paths", {}).items():
+        for op in ops.values():
+            too_large = op.get("responses", {}).get("413")
+            if too_large is None:
+                continue
+            key = "max_upload_bytes" if path == "/v1/ingest_upload" else "max_body_bytes"
+            text = f"Over a limit: a body over {values[key]:,} bytes (limits.{key})"
+            if path in ("/memories", "/v1/add"):
+                text += (f", more than {values['max_messages']:,} messages, a message over "
+                         f"{values['max_message_chars']:,} characters or metadata over "
+                         f"{values['max_metadata_bytes']:,} bytes")
+            too_large["description"] = text + ". The body names the limit (`fields.limit`)."
+    forget = doc.get("paths", {}).get("/v1/forget", {}).get("post")
+    if forget is not None:
+        forget["responses"]["202"] = {
+            "description": "Accepted, not done: the scope's rows are gone but the erasure is not finished or not "
+                           "proven everywhere (`verified: false`; `pending` lists each part and why: a downstream "
+                           "copy not reached, the file rewrite to retry). The next forget, scrub, doctor --repair or "
+                           "open of the store finishes it. With a failed rewrite the body is the error envelope "
+                           "(ErasureIncompleteError) plus `receipt`.",
+            "content": {"application/json": {"schema": {"type": "object"}}}}
+    create = doc.get("components", {}).get("schemas", {}).get("MemoryCreate", {}).get("properties", {})
+    if "messages" in create:
+        create["messages"]["maxItems"] = values["max_messages"]

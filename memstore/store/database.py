@@ -28,6 +28,7 @@ from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, 
 from memstore.store.extensions import extension_file
 from memstore.store.open_errors import check_store_meta, explain_fatal_error
 from memstore.store.open_files import closed, explain_connect_error, open_count, opened
+from memstore.store.reopen_gate import ReopenGate, busy, stale
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
@@ -66,6 +67,9 @@ class Database:
         self._con = _connect(self.path, read_only)
         self._local = threading.local()
         self.write_lock = threading.RLock()
+        self.gate = ReopenGate()              # reads (which skip the write lock) never meet a reopen
+        # explicit transactions open now, by thread: {thread id: (step, since)} (a busy CHECKPOINT names them)
+        self.open_transactions: dict[int, tuple[str, float]] = {}
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
         self.trace: Callable[[str, str, Any, float], None] | None = None
         # the owner's (a Memory's Runtime) copy of the scopes; told of every change it cannot follow
@@ -187,24 +191,25 @@ class Database:
         per-connection setup. `before_connect` runs between close and connect; `file_guard` is a
         descriptor (locked) on the new file, kept as this Database's file_fd()."""
         with self.write_lock:
-            with contextlib.suppress(Exception):
-                self._con.close()
-            for cur in list(getattr(self, "_cursors", {}).values()):
+            with self.gate.reopening():       # statements of other threads finish first, new ones wait
                 with contextlib.suppress(Exception):
-                    cur.close()
-            self._cursors = {}
-            if file_guard is not None:
-                self._drop_file_guard()
-                self._file_guard = file_guard
-            if before_connect is not None:
-                before_connect()
-            self._con = _connect(self.path, self.read_only)
-            self._local = threading.local()
-            self._set_threads()
-            self._load_extensions()
-            self.scope_cache.invalidate()
-            self._columns.clear()
-            self._insert_shapes.clear()
+                    self._con.close()
+                for cur in list(getattr(self, "_cursors", {}).values()):
+                    with contextlib.suppress(Exception):
+                        cur.close()
+                self._cursors = {}
+                if file_guard is not None:
+                    self._drop_file_guard()
+                    self._file_guard = file_guard
+                if before_connect is not None:
+                    before_connect()
+                self._con = _connect(self.path, self.read_only)
+                self._local = threading.local()
+                self._set_threads()
+                self._load_extensions()
+                self._columns.clear()
+                self._insert_shapes.clear()
+            self.scope_cache.invalidate()     # after the gate: a reader holding the cache's lock may wait in it
 
     # -- a fatal write error (disk full) invalidates DuckDB's database: reopen on the next call --
     def _raise_if_fatal(self, exc: BaseException) -> None:
@@ -283,7 +288,8 @@ class Database:
         return check_store_meta(self.path, meta, dim, embedder)
 
     def meta(self, key: str) -> str | None:
-        row = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchone()
+        with self._fetching("meta"):
+            row = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchone()
         return row[0] if row else None
 
     # -- statements -----------------------------------------------------------------------------
@@ -309,18 +315,25 @@ class Database:
         for attempt in range(_CHECKPOINT_TRIES):
             try:
                 if writes and not self.in_transaction:      # an autocommitted write: not during a CHECKPOINT
-                    with self.write_lock:
+                    with self.write_lock, self.gate.statement(name):
                         cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
                 else:
-                    cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
+                    with self.guard(name):
+                        cur = self.con.execute(text, params) if params is not None else self.con.execute(text)
                 break
             except duckdb.Error as exc:
                 self._raise_if_fatal(exc)
+                if stale(exc):
+                    raise busy(name) from exc
                 if "Cannot CHECKPOINT" not in str(exc):
                     raise QueryError(name, text, params, exc) from exc
                 if attempt == _CHECKPOINT_TRIES - 1:   # a write of another connection still open: say so
+                    others = {k: v for k, v in self.open_transactions.items() if k != threading.get_ident()}
+                    held = "; ".join(f"{step!r} on thread {tid} for {time.monotonic() - t0:.1f} s"
+                                     for tid, (step, t0) in others.items()) or "none of memstore's own"
                     raise StoreBusyError(f"{name}: the store's file could not be checkpointed while another "
-                                         f"connection's write was open", step=name) from exc
+                                         f"connection's write was open (open transactions: {held})", step=name,
+                                         retry_after=1) from exc
                 time.sleep(min(0.05 * (attempt + 1), 0.25))     # wait for that writer to commit
         if self.trace is not None:
             self.trace(name, text, params, time.perf_counter() - start)
@@ -328,20 +341,44 @@ class Database:
             self.scope_cache.invalidate()     # an autocommitted write the caches did not see
         return cur
 
+    def guard(self, step: str = "statement") -> contextlib.AbstractContextManager[Any]:
+        """Hold a reopen off while a statement and its fetch run (see store/reopen_gate.py); a
+        no-op inside a transaction, whose write lock already keeps reopen out."""
+        return contextlib.nullcontext() if self.in_transaction else self.gate.statement(step)
+
+    @contextlib.contextmanager
+    def _fetching(self, name: str) -> Iterator[None]:
+        """A statement and its fetch, as one: a fetch a reopen broke is a retryable StoreBusyError."""
+        with self.guard(name):
+            try:
+                yield
+            except duckdb.Error as exc:
+                self._raise_if_fatal(exc)
+                if stale(exc):
+                    raise busy(name) from exc
+                raise QueryError(name, f"(fetching the result of {name})", None, exc) from exc
+
     def rows(self, name: str, params: Any = None, *, sql: str | None = None, writes: bool = False) -> list[tuple[Any, ...]]:
-        return self.run(name, params, sql=sql, writes=writes).fetchall()
+        if writes and not self.in_transaction:
+            with self.write_lock, self._fetching(name):     # the write lock before the gate, as reopen takes them
+                return self.run(name, params, sql=sql, writes=writes).fetchall()
+        with self._fetching(name):
+            return self.run(name, params, sql=sql, writes=writes).fetchall()
 
     def dicts(self, name: str, params: Any = None, *, sql: str | None = None) -> list[dict[str, Any]]:
-        cur = self.run(name, params, sql=sql)
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        with self._fetching(name):
+            cur = self.run(name, params, sql=sql)
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
 
     def scalar(self, sql: str, params: Any = None) -> Any:
-        row = self.run("scalar", params, sql=sql).fetchone()
+        with self._fetching("scalar"):
+            row = self.run("scalar", params, sql=sql).fetchone()
         return row[0] if row else None
 
     def arrow(self, name: str, params: Any = None, *, sql: str | None = None) -> pa.Table:
-        return self.run(name, params, sql=sql).to_arrow_table(ARROW_BATCH_ROWS)
+        with self._fetching(name):
+            return self.run(name, params, sql=sql).to_arrow_table(ARROW_BATCH_ROWS)
 
     def frame(self, name: str, params: Any = None, *, sql: str | None = None) -> pl.DataFrame:
         return pl.from_arrow(self.arrow(name, params, sql=sql))  # type: ignore[return-value]
@@ -474,16 +511,20 @@ class Database:
         ...     db.scalar("SELECT count(*) FROM memories")
         0
         """
-        self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
-        try:
-            yield
-            self.run(f"{step}:commit", sql="COMMIT")
-        except BaseException:
-            # a failed body or a failed COMMIT: never leave this thread's cursor inside a transaction
-            # (an open one makes every later CHECKPOINT of the store fail: StoreBusyError)
-            with contextlib.suppress(Exception):
-                self.run(f"{step}:rollback", sql="ROLLBACK")
-            raise
+        with self.guard(step):           # no reopen between BEGIN and COMMIT (it would drop the cursor)
+            self.run(f"{step}:begin", sql="BEGIN TRANSACTION")
+            self.open_transactions[threading.get_ident()] = (f"snapshot:{step}", time.monotonic())
+            try:
+                yield
+                self.run(f"{step}:commit", sql="COMMIT")
+            except BaseException:
+                # a failed body or a failed COMMIT: never leave this thread's cursor inside a transaction
+                # (an open one makes every later CHECKPOINT of the store fail: StoreBusyError)
+                with contextlib.suppress(Exception):
+                    self.run(f"{step}:rollback", sql="ROLLBACK")
+                raise
+            finally:
+                self.open_transactions.pop(threading.get_ident(), None)
 
     def scratch(self, name: str = "scratch", *,
                 config: dict[str, str | bool | int | float | list[str]] | None = None) -> Scratch:
@@ -501,9 +542,10 @@ class Database:
         """
         types = self._columns.get(table)
         if types is None:
-            rows = self.con.execute("SELECT column_name, data_type FROM information_schema.columns "
-                                    "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
-                                    [table]).fetchall()
+            with self._fetching("column_types"):
+                rows = self.con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                        "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
+                                        [table]).fetchall()
             types = self._columns.setdefault(table, dict(rows))
         return types
 
@@ -552,13 +594,14 @@ class Database:
                 finally:
                     self._local.joined -= 1
                 return
-            con.execute("BEGIN TRANSACTION")
+            _begin(con, step)
+            self.open_transactions[threading.get_ident()] = (step, time.monotonic())
             self._local.in_transaction = True
             self._local.cache_follows = cache_follows
             self._local.changed = None
-            # a write nobody told the cache about since its last look: no declaration can narrow it
-            self._local.undeclared = not self.scope_cache.files_unchanged(self)
             try:
+                # a write nobody told the cache about since its last look: no declaration can narrow it
+                self._local.undeclared = not self.scope_cache.files_unchanged(self)
                 yield con
                 self.checkpoint("commit")
                 if cache_follows:
@@ -593,6 +636,7 @@ class Database:
                     failed = str(exc).removeprefix("injected fault at ")
                 raise StoreWriteError(failed, exc) from exc
             finally:
+                self.open_transactions.pop(threading.get_ident(), None)
                 self._local.in_transaction = False
                 self._local.cache_follows = False
             for listener in self.commit_listeners:
@@ -603,6 +647,20 @@ class Database:
 
 
 _CHECKPOINT_TRIES = 8      # ~1.3 s at most (under the write lock): a CHECKPOINT waits for another connection's write
+
+
+def _begin(con: duckdb.DuckDBPyConnection, step: str) -> None:
+    """BEGIN on a thread's cursor. A cursor still inside a transaction memstore does not know of
+    (it would hold writes open and make every CHECKPOINT, so every forget, answer busy) is rolled
+    back first, with a warning naming the step that found it."""
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException as exc:
+        if "within a transaction" not in str(exc):
+            raise
+        log.warning("%s: this thread's cursor was inside a transaction nobody ended; rolled back", step)
+        con.execute("ROLLBACK")
+        con.execute("BEGIN TRANSACTION")
 
 
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -616,10 +674,13 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 @contextlib.contextmanager
 def registered(db: Database, name: str, table: pa.Table) -> Iterator[None]:
-    """Make an Arrow table visible to SQL as `name` on this thread's cursor."""
-    con = db.con
-    con.register(name, table)
-    try:
-        yield
-    finally:
-        con.unregister(name)
+    """Make an Arrow table visible to SQL as `name` on this thread's cursor (no reopen in between:
+    it would drop the registration with the cursor)."""
+    with db.guard(f"register:{name}"):
+        con = db.con
+        con.register(name, table)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.unregister(name)

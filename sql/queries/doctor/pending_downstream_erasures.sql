@@ -2,5 +2,5 @@
 SELECT 'downstream_erasures' AS "table", id AS row_id,
        'erasure ' || erasure_id || ' requested at ' || strftime(requested_at, '%Y-%m-%d %H:%M:%S')
        || ' has not reached the ' || target || ' (' || attempts || ' failed attempt(s)'
-       || coalesce(': ' || last_error, '') || '); the next `memstore publish` (or serve --publish-to) finishes it' AS detail
+       || coalesce(': ' || last_error, '') || '); the next forget, scrub, doctor --repair, open of the store or publish finishes it' AS detail
 FROM downstream_erasures WHERE status = 'pending';
