@@ -4,6 +4,9 @@ Routes:
 - mem0's REST paths with mem0's shapes (`POST /memories`, `GET /memories`, `GET/PUT/DELETE
   /memories/{id}`, `GET /memories/{id}/history`, `POST /search`, `DELETE /memories`, `POST /reset`),
   so code written against mem0's server switches by changing the URL;
+- mem0's hosted-platform paths (`/v1/ping/`, `/v3/memories/add/`, `/v3/memories/search/`, ...), so the
+  platform SDKs (`mem0ai` MemoryClient, Python and npm) work with `host=` this server
+  (memstore/server/platform_routes.py);
 - `POST /v1/<method>` for every method of the memstore API (`memstore.api.protocol.METHODS`), body
   `{"args": [...], "kwargs": {...}}`; frames answer as Arrow IPC streams;
 - `POST /v1/ingest_upload?filename=…&user_id=…`: ingest a file sent as the request body;

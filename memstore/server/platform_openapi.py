@@ -111,12 +111,13 @@ def _body_rules(schemas: Dict[str, Any]) -> None:
         p["filters"] = _REF
         if "metadata" in p:
             p["metadata"] = COMPONENTS["PlatformFilters"]["properties"]["metadata"]
+    text = {"type": "string", "pattern": NAME_PATTERN}           # present means not null: a null is no change
     update = schemas.get("PlatformUpdate", {})
-    update.setdefault("properties", {})["metadata"] = {"$ref": "#/components/schemas/Metadata"}
-    update["properties"]["expiration_date"] = {"type": "string", "pattern": TIME_PATTERN}
+    update.setdefault("properties", {}).update(text=text, metadata={"$ref": "#/components/schemas/Metadata"},
+                                               expiration_date={"type": "string", "pattern": TIME_PATTERN})
     update["anyOf"] = [{"required": [k]} for k in ("text", "metadata", "expiration_date")]
     item = schemas.get("BatchItem", {})
-    item.setdefault("properties", {})["metadata"] = {"$ref": "#/components/schemas/Metadata"}
+    item.setdefault("properties", {}).update(text=text, metadata={"$ref": "#/components/schemas/Metadata"})
     item["anyOf"] = [{"required": ["text"]}, {"required": ["metadata"]}]
 
 
