@@ -195,7 +195,7 @@ def make_app(front: Front, owner_http: str, *, threads: int = 32) -> Any:
         finally:
             await resp.aclose()
 
-    return BodyLimit(app, front.rt.config.limits)     # the owner's body limits, before a byte is read
+    return BodyLimit(app, front.stages.config.limits)     # the owner's body limits, before a byte is read
 
 
 def _watch_owner(owner_pid: int) -> None:

@@ -128,9 +128,11 @@ class Database:
 
     def _load_extensions(self) -> None:
         self._vss_loaded = False
-        row = None if self.path == ":memory:" else self._con.execute(
-            "SELECT count(*) FROM duckdb_indexes() WHERE sql ILIKE '%USING HNSW%'").fetchone()
-        if row is not None and row[0]:
+        # fetchall: a result left unread keeps the connection's transaction open (a CHECKPOINT
+        # elsewhere then meets "other write transactions active")
+        rows = [] if self.path == ":memory:" else self._con.execute(
+            "SELECT count(*) FROM duckdb_indexes() WHERE sql ILIKE '%USING HNSW%'").fetchall()
+        if rows and rows[0][0]:
             self.ensure_vss()
 
     @property
@@ -289,8 +291,8 @@ class Database:
 
     def meta(self, key: str) -> str | None:
         with self._fetching("meta"):
-            row = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchone()
-        return row[0] if row else None
+            rows = self.run("meta", [key], sql="SELECT value FROM store_meta WHERE key = ?").fetchall()
+        return rows[0][0] if rows else None
 
     # -- statements -----------------------------------------------------------------------------
     def run(self, name: str, params: Any = None, *, sql: str | None = None,
@@ -373,8 +375,8 @@ class Database:
 
     def scalar(self, sql: str, params: Any = None) -> Any:
         with self._fetching("scalar"):
-            row = self.run("scalar", params, sql=sql).fetchone()
-        return row[0] if row else None
+            rows = self.run("scalar", params, sql=sql).fetchall()     # read to the end: see _load_extensions
+        return rows[0][0] if rows else None
 
     def arrow(self, name: str, params: Any = None, *, sql: str | None = None) -> pa.Table:
         with self._fetching(name):
