@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from memstore import Memory
-from memstore.core.errors import AuthError, InvalidInputError, NotFoundError
+from memstore.core.errors import AuthError, InvalidInputError, MemstoreError, NotFoundError
 from memstore.governance.api_tokens import parse_expiry
 from memstore.server.auth import Access
 
@@ -57,7 +57,7 @@ def test_expiry_forms():
     assert parse_expiry("12h", now) == dt.datetime(2026, 1, 1, 12)
     assert parse_expiry("2w", now) == dt.datetime(2026, 1, 15)
     assert parse_expiry(None) is None
-    with pytest.raises(Exception):
+    with pytest.raises(MemstoreError):
         parse_expiry("soonish")
 
 

@@ -86,7 +86,7 @@ def render_contradictions(ctx: PageContext, version: int) -> None:
     show_table(pairs.select("kind", "reason", "older_memory", "older_valid_from", "newer_memory", "newer_valid_from",
                             "similarity", "older_id", "newer_id"), f"contradictions {ctx.label}", key="contradictions")
     disabled = read_only_note(ctx)
-    for i, p in enumerate(pairs.iter_rows(named=True)):
+    for p in pairs.iter_rows(named=True):
         with st.container(border=True):
             st.markdown(f"**{p['reason']}**")
             a, b = st.columns(2)

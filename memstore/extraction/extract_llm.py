@@ -98,7 +98,7 @@ def parse_facts(raw: str, context: Sequence[ContextMemory], speaker: str, *, max
         if len(item["text"]) > max_fact_chars:
             raise ValueError(f"fact #{n} is {len(item['text'])} characters, over llm.max_fact_chars ({max_fact_chars})")
 
-        def ids(key: str) -> list[str]:
+        def ids(key: str, item: dict = item) -> list[str]:
             vals = item.get(key) or []
             if not isinstance(vals, list):
                 vals = [vals]

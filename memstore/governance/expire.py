@@ -43,7 +43,6 @@ def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime |
 
 
 def _remove(db: Database, cfg: MemoryConfig, rows: list[tuple], now: dt.datetime, actor_id: str | None) -> None:
-    n = len(rows)
     hist = history_table(cfg.history, row_events(rows, "EXPIRE", actor_id=actor_id, now=now), is_deleted=True)
     if hist is not None:
         db.insert_arrow("history", hist)

@@ -77,8 +77,8 @@ def model_runtime(config: Any) -> Any:
     except ImportError:  # pragma: no cover - the env vars above then do what they can
         pass
     rt = Runtime(config=config, db=None, embedder=embedder)
-    rt.extractor                                       # loads spaCy too for the heuristic extractor
-    rt.nlp
+    _ = rt.extractor                                   # loads spaCy too for the heuristic extractor
+    _ = rt.nlp
     embedder.embed(["warm up"])
     return rt
 

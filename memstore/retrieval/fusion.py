@@ -495,7 +495,7 @@ def fuse(scope: Scope, hits: Hits, p: FusionParams) -> pa.Table:
     columns, order and values of fuse_scores.sql. With feedback (p.feedback_k > 0, scope.vecs
     given), a second pass with the semantic signal read from the query moved toward the first
     pass's best results (feedback_cosine) when those agree."""
-    n, w, use, k = scope.n, p.weights, p.use, int(p.candidate_k)
+    n, use, k = scope.n, p.use, int(p.candidate_k)
     if n == 0:
         return SCHEMA.empty_table()
     raw = scope.cosine if use["semantic"] and scope.cosine is not None else None

@@ -102,8 +102,8 @@ def posting_rows(scope: Scope, memory_ids: Sequence[str], entities: Sequence[Seq
 
 def link_rows(scope: Scope, links: Sequence[tuple[str, str, str]], now: dt.datetime) -> Rows:
     """`memory_links` rows from (src_id, dst_id, kind)."""
-    return Rows(MEMORY_LINKS, {"src_id": [l[0] for l in links], "dst_id": [l[1] for l in links],
-                               "kind": [l[2] for l in links], "created_at": [now] * len(links),
+    return Rows(MEMORY_LINKS, {"src_id": [ln[0] for ln in links], "dst_id": [ln[1] for ln in links],
+                               "kind": [ln[2] for ln in links], "created_at": [now] * len(links),
                                **_ident(scope, len(links))})
 
 

@@ -280,7 +280,7 @@ class BatchedWriter(_UnitWriter):
 
     # -- the overlay of pending memories ------------------------------------------------------------
     def write(self, state: AddState, tables: dict[str, pa.Table]) -> None:
-        sc, now = state.scope.key, state.now
+        sc = state.scope.key
         for f in state.facts:
             if f.outcome == "added":
                 late = f.superseded_by
