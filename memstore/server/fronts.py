@@ -57,7 +57,7 @@ class OwnerDoor:
     def _guarded(self, authorization: str) -> GuardedMemory:
         grant = self.access.verify(authorization)           # every call: a revoked token is refused now
         return GuardedMemory(self.memory, lambda: grant, on_tokens_changed=self.access.invalidate,
-                             before_list_tokens=self.access.flush_use)
+                             before_list_tokens=self.access.flush_use, door="front")
 
     def __call__(self, msg: tuple) -> Any:
         cpu = time.thread_time()
@@ -112,6 +112,11 @@ class OwnerDoor:
             from memstore.pipeline.add import _record_failed_run
 
             _record_failed_run(msg[1], self.memory._rt, unpack_error(msg[2]))
+            return None
+        if op == "reads":           # what fronts answered from their snapshot copies (the audit of reads)
+            reads = self.memory.read_log
+            if reads is not None:
+                reads.append(list(msg[1]))
             return None
         if op == "ping":
             return os.getpid()

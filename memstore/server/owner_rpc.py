@@ -13,6 +13,8 @@ only what needs the store, one message each way:
                                                  (memstore/server/front_search.py)
     ("context", prepared_add)                 -> the add with the LLM's context read from the store
     ("failed_run", prepared_add, error)       -> records a failed LLM call, as add() does
+    ("reads", [row, ...])                     -> the audit of reads: searches a front answered from
+                                                 its snapshot copies (memstore/audit/read_rows.py)
 
 Every call that acts for a request carries its `Authorization` header and is verified here
 (memstore/server/auth.py): a revoked token is refused from the next call on, and a scoped token

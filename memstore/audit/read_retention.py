@@ -1,0 +1,27 @@
+"""Old reads go: a `reads` row older than its retention is deleted.
+
+The retention of a read is the most specific `set_retention("reads", days, user_id=...)` policy
+matching its scope (retention_policies, as for messages), else the store's `audit.retain_days`
+(None: kept). `apply_retention()` runs it with the other targets; a running read log runs it hourly.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from memstore.store.unit import write_unit
+
+if TYPE_CHECKING:
+    from memstore.store.database import Database
+
+
+def expire_reads(db: Database, *, default_days: int | None, now: dt.datetime | None = None,
+                 dry_run: bool = False) -> int:
+    """Delete (or with `dry_run` only count) the reads past their retention; returns how many."""
+    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    with write_unit(db, "expire_reads"):
+        db.scopes_changed(())
+        due = [r[0] for r in db.rows("queries/retention_due_reads", {"now": now, "default_days": default_days})]
+        if due and not dry_run:
+            db.run("queries/retention_delete_reads", {"rids": due}, writes=True)
+    return len(due)
