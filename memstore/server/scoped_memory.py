@@ -184,6 +184,10 @@ class GuardedMemory:
                                        hint="call it with the admin token (<store>.server-token)" +
                                             ("; a scoped token sends files with ingest_upload" if name == "ingest"
                                              else ""))
+        if name == "frame" and (args[0] if args else kwargs.get("name")) == "reads":
+            raise TokenRightsError(f"the audit of reads needs the server's admin token; token {grant.name!r} is "
+                                   f"scoped to {_who(grant.scope)}",
+                                   hint="ask the operator: `memstore reads --user ...` with the admin token")
         writes = spec.writes if spec is not None else True
         if name == "purge_expired" and kwargs.get("dry_run"):
             writes = False
