@@ -235,3 +235,34 @@ def test_cli_reads_lists_what_was_shown_newest_first(audited, capsys):
     assert [r["query"] for r in rows if r["method"] == "search"] == ["Zanzibar", "beehives"]
     assert all(r["user_id"] == "alice" for r in rows)
     assert main(["reads", "--store", path, "--since", "soon"]) == 1
+
+
+def test_writing_reads_keeps_the_scope_cache_and_search_snapshots(tmp_path):
+    """The read log's writes run beside searches (its own thread): they must not look like a write
+    behind the cache's back, which would drop every scope's copy (a search then reads the store)."""
+    import threading
+
+    m = _open(str(tmp_path / "c.duckdb"), flush_s=0.01)
+    for i in range(8):
+        m.add(f"I keep {i} red kites", user_id=f"u{i}", infer=False)
+    cache = m.db.scope_cache
+    for i in range(8):
+        m.search("kites", user_id=f"u{i}")
+    before = dict(cache.stats)
+    stop = threading.Event()
+
+    def keep_flushing():
+        while not stop.is_set():
+            m.read_log.flush()
+
+    t = threading.Thread(target=keep_flushing)
+    t.start()
+    for k in range(200):
+        m.search("kites", user_id=f"u{k % 8}")
+    stop.set()
+    t.join()
+    assert m.read_log.stats["batches"] > 5
+    assert cache.stats.get("file_changes", 0) == before.get("file_changes", 0)
+    assert cache.stats.get("invalidations", 0) == before.get("invalidations", 0)
+    assert cache.stats.get("misses", 0) == before.get("misses", 0)
+    m.close()

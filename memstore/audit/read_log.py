@@ -138,8 +138,11 @@ class ReadLog:
             if rows:
                 try:
                     table = pa.Table.from_pylist([{"id": new_id(), **dict(zip(COLUMNS, r))} for r in rows], schema=_SCHEMA)
-                    with write_unit(self.db, "record_reads") as db:
-                        db.scopes_changed(())       # no scope's memories changed: caches stay valid
+                    # cache_follows: the COMMIT and the new fingerprint of the files are one step
+                    # under the scope cache's lock, so a search meanwhile never takes our write for
+                    # someone else's (which drops every copy); no scope's memories changed
+                    with write_unit(self.db, "record_reads", cache_follows=True) as db:
+                        db.scopes_changed(())
                         db.insert_arrow("reads", table)
                 except Exception as exc:  # noqa: BLE001 - a write that failed is retried, then counted
                     self._tries += 1

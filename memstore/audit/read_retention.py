@@ -19,7 +19,7 @@ def expire_reads(db: Database, *, default_days: int | None, now: dt.datetime | N
                  dry_run: bool = False) -> int:
     """Delete (or with `dry_run` only count) the reads past their retention; returns how many."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with write_unit(db, "expire_reads"):
+    with write_unit(db, "expire_reads", cache_follows=True):      # no scope's memories change
         db.scopes_changed(())
         due = [r[0] for r in db.rows("queries/retention_due_reads", {"now": now, "default_days": default_days})]
         if due and not dry_run:
