@@ -266,3 +266,16 @@ def test_writing_reads_keeps_the_scope_cache_and_search_snapshots(tmp_path):
     assert cache.stats.get("invalidations", 0) == before.get("invalidations", 0)
     assert cache.stats.get("misses", 0) == before.get("misses", 0)
     m.close()
+
+
+def test_forget_erases_analyst_queries_that_name_the_scope(audited):
+    m = audited
+    m.sql("SELECT count(*) FROM memories WHERE user_id = 'alice'")
+    m.sql("SELECT count(*) FROM memories WHERE user_id = 'bob'")
+    m.read_log.flush()
+    receipt = m.forget(user_id="alice")
+    assert receipt["verified"]
+    queries = m.sql("SELECT query FROM reads WHERE method = 'sql'")["query"].to_list()
+    assert not [q for q in queries if "alice" in q] and any("'bob'" in q for q in queries)
+    m.close()
+    assert b"user_id = 'alice'" not in _file_bytes(Path(m.path))

@@ -51,6 +51,10 @@ class GovernanceAPI:
         reads = getattr(self, "read_log", None)
         if reads is not None:
             reads.flush()           # the scope's reads held in memory are erased with the rest
+        if not self._rt.db.read_only:
+            from memstore.audit.read_retention import erase_mentions
+
+            erase_mentions(self._rt.db, scope)      # analyst queries that name the scope (its bytes: the rewrite)
         try:
             return forget_scope(self._rt, scope, actor_id=actor_id, scrub=scrub)
         finally:
