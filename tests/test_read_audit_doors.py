@@ -59,6 +59,8 @@ def test_server_search_and_get_leave_their_rows_with_the_token_name(server):
         ("search", "alice-phone", "server", "alice"), ("search", "admin", "server", "bob")]
     assert _same(rows[0], a) and _same(rows[2], s) and _same(rows[3], rest)
     assert rows[1]["result_ids"] == [g["id"]] and rows[0]["query"] == "when do I fly"
+    audit = admin.server_info()["read_audit"]
+    assert audit["recorded"] >= 4 and not audit.get("lost") and not audit.get("failed")
     by_token = admin.sql("SELECT token_name, count(*) AS n FROM reads WHERE method = 'search' GROUP BY 1 ORDER BY 1")
     assert dict(zip(by_token["token_name"], by_token["n"]))["alice-phone"] >= 1
 
