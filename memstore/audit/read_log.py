@@ -7,8 +7,10 @@ there touches the store, and nothing there raises: a failure to build a row is c
 (`stats["failed"]`), a full buffer counts the reads it could not hold (`stats["dropped"]`).
 The rows reach the `reads` table in batches, in one short write unit each (`record_reads`, which
 changes no scope: the scope cache and search snapshots stay valid): by this log's own thread every
-`audit.flush_s` seconds, or, in a server, by the group committer's thread after each group
-(`hand_over()`, memstore/server/group_commit.py). A batch that fails to write is tried again
+`audit.flush_s` seconds (sooner when the buffer is half full), or, in a server, by the group
+committer's thread after a group once a write is `due()` (`hand_over()`,
+memstore/server/group_commit.py). A search that arrives during such a write's COMMIT waits for it
+(it holds the scope cache's lock): writes are kept rare for that. A batch that fails to write is tried again
 twice, then counted as lost. `flush()` writes what is held now (frames and forget call it first,
 so an analyst sees every read made before, and an erasure finds them).
 
@@ -67,6 +69,7 @@ class ReadLog:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._tries = 0
+        self._last_flush = time.monotonic()
         self._last_expiry = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -129,9 +132,16 @@ class ReadLog:
     def pending(self) -> int:
         return len(self._rows)
 
+    def due(self) -> bool:
+        """Is a write due: rows waited `flush_s`, or the buffer is half full?"""
+        n = len(self._rows)
+        return n > 0 and (time.monotonic() - self._last_flush >= self.config.flush_s
+                          or n >= self.config.buffer_rows // 2)
+
     def flush(self) -> int:
         """Write the rows held now in one write unit; returns how many were written."""
         with self._flush_lock:
+            self._last_flush = time.monotonic()
             with self._lock:
                 rows = list(self._rows)
                 self._rows.clear()
@@ -196,10 +206,11 @@ class ReadLog:
 
 def _run(ref: weakref.ref, stop: threading.Event, every: float) -> None:
     """The log's thread: flush every `every` seconds until stopped or the log is gone."""
-    while not stop.wait(every):
+    while not stop.wait(min(every, 0.5)):
         rl = ref()
         if rl is None:
             return
-        if rl.pending or rl.config.retain_days is not None:
+        if rl.due() or (rl.config.retain_days is not None and not rl.pending
+                        and time.monotonic() - rl._last_expiry >= EXPIRE_EVERY_S):
             rl.flush()
         del rl

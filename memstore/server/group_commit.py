@@ -9,7 +9,7 @@ one INSERT per table for the whole group instead of per add. Each add stays atom
 gets exactly what was committed; if the group's transaction fails, every add is committed on its
 own so one bad add cannot fail the others. A DuckDB conflict is retried, not returned.
 With the audit of reads on (config `audit.reads`), this thread also writes the reads the server
-answered: after each group, and every `audit.flush_s` seconds while no add comes
+answered: after a group once a write is due, and while no add comes
 (memstore/audit/read_log.py), so the server's writes stay on one thread.
 
 >>> import tempfile, os
@@ -117,7 +117,7 @@ class GroupCommitter:
         while True:
             item = self._next()
             if item is None:
-                self._flush_reads()
+                self._flush_reads(now=True)
                 return
             group = [item]
             stop = False
@@ -133,7 +133,7 @@ class GroupCommitter:
             if not stop:
                 stop = self._linger(group)
             self._commit(group)
-            self._flush_reads()
+            self._flush_reads(now=stop)
             if stop:
                 return
 
@@ -143,12 +143,12 @@ class GroupCommitter:
             return self._queue.get()
         while True:
             try:
-                return self._queue.get(timeout=self._reads.config.flush_s)
+                return self._queue.get(timeout=min(self._reads.config.flush_s, 0.5))
             except queue.Empty:
                 self._flush_reads()
 
-    def _flush_reads(self) -> None:
-        if self._reads is not None and self._reads.pending:
+    def _flush_reads(self, *, now: bool = False) -> None:
+        if self._reads is not None and (self._reads.due() or (now and self._reads.pending)):
             self._reads.flush()          # never raises: a failed write is retried, then counted
 
     def _linger(self, group: list) -> bool:
