@@ -168,9 +168,13 @@ class ReadLog:
                 self._tries = 0
                 self.stats["written"] += len(rows)
                 self.stats["batches"] += 1
-            if self.config.retain_days is not None and time.monotonic() - self._last_expiry >= EXPIRE_EVERY_S:
+            if self.expiry_due():
                 self._expire()
             return len(rows)
+
+    def expiry_due(self) -> bool:
+        """Are old reads to be removed (audit.retain_days set, an hour since the last time)?"""
+        return self.config.retain_days is not None and time.monotonic() - self._last_expiry >= EXPIRE_EVERY_S
 
     def _expire(self) -> None:
         from memstore.audit.read_retention import expire_reads
@@ -210,7 +214,6 @@ def _run(ref: weakref.ref, stop: threading.Event, every: float) -> None:
         rl = ref()
         if rl is None:
             return
-        if rl.due() or (rl.config.retain_days is not None and not rl.pending
-                        and time.monotonic() - rl._last_expiry >= EXPIRE_EVERY_S):
+        if rl.due() or rl.expiry_due():
             rl.flush()
         del rl
