@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
-import os
 from pathlib import Path
 
 import pytest
