@@ -401,8 +401,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         identity; `exact=True` scans instead (ground truth). Agents must use `search`."""
         from memstore.retrieval.search_all import run_search_all
 
-        return run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
-                              include_superseded=include_superseded, show_expired=show_expired)
+        t0 = time.perf_counter()
+        out = run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
+                             include_superseded=include_superseded, show_expired=show_expired)
+        if self._reads is not None:
+            self._reads.search(query, where, ("semantic",), out, t0, method="search_all")
+        return out
 
     def optimize(self) -> dict[str, Any]:
         """Re-cluster memories and postings by scope (after bulk ingest) so per-user scans skip

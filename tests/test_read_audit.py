@@ -69,12 +69,15 @@ def test_analyst_reads_are_recorded_as_such(audited):
     m.frame("memories", user_id="bob")
     m.sql("SELECT count(*) FROM memories")
     ex = m.explain_search("beehives", user_id="alice")
+    everyone = m.search_all("oboe", top_k=2)
     df = m.frame("reads")
     rows = {r["method"]: r for r in df.to_dicts()}
     assert rows["frame"]["query"] == "memories" and rows["frame"]["user_id"] == "bob"
     assert rows["frame"]["n_results"] == 1 and len(rows["frame"]["result_ids"]) == 1
     assert rows["sql"]["query"] == "SELECT count(*) FROM memories" and rows["sql"]["user_id"] is None
     assert rows["explain_search"]["result_ids"] == ex["id"].to_list()
+    assert rows["search_all"]["result_ids"] == [r["id"] for r in everyone["results"]]
+    assert rows["search_all"]["user_id"] is None and rows["search_all"]["query"] == "oboe"
 
 
 def test_queries_can_be_stored_as_their_hash(tmp_path):

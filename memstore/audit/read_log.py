@@ -115,9 +115,9 @@ class ReadLog:
             if self.stats["failed"] == 1:
                 log.warning("could not record a read: %s: %s", type(exc).__name__, exc)
 
-    def search(self, query: str, filters: Any, channels: Any, result: Any, t0: float) -> None:
-        """A search returned `result` (its `results`: ids and scores)."""
-        self._add(search_row, query, filters, channels, result, ms=(time.perf_counter() - t0) * 1e3)
+    def search(self, query: str, filters: Any, channels: Any, result: Any, t0: float, *, method: str = "search") -> None:
+        """A search (or the analysts' `search_all`) returned `result` (its `results`: ids and scores)."""
+        self._add(search_row, query, filters, channels, result, ms=(time.perf_counter() - t0) * 1e3, method=method)
 
     def records(self, method: str, filters: Any, records: list[dict[str, Any]], t0: float) -> None:
         """get / get_all returned these memory records."""
