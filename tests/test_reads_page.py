@@ -38,8 +38,16 @@ def audited_store(tmp_path_factory):
     return path, found
 
 
-def test_reads_page_shows_alices_reads_and_opens_a_result(audited_store, monkeypatch):
-    path, found = audited_store
+def _copy(template, tmp_path):
+    """A private copy: a test that opens the store (AppTest keeps it open) leaves it locked."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(template, path)
+    return path
+
+
+def test_reads_page_shows_alices_reads_and_opens_a_result(audited_store, monkeypatch, tmp_path):
+    template, found = audited_store
+    path = _copy(template, tmp_path)
     monkeypatch.setenv("MEMSTORE_PATH", str(path))
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.selectbox(key="scope").set_value("user:alice").run()
@@ -75,13 +83,13 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.mark.browser
 @pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} not found (apt-get install -y chromium)")
-def test_reads_page_in_chromium(audited_store):
+def test_reads_page_in_chromium(audited_store, tmp_path):
     import playwright.sync_api as playwright
     from test_app_browser import (ARTIFACTS, LAUNCH_ARGS, VIEWPORT, AppServer, choose, go, heading, in_table,
                                   no_exception, shot)
 
-    path, found = audited_store
-    server = AppServer(path)
+    template, found = audited_store
+    server = AppServer(_copy(template, tmp_path))
     server.wait_ready()
     try:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
