@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from typing import Any
 
 import polars as pl
@@ -93,6 +94,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
                                slice_rows=cfg.search.auto_cluster_slice_rows)
         self._rt = Runtime(config=cfg, db=db, embedder=embedder, cache=cache)
         self._pool: Any = None           # worker processes for prepare (start_workers)
+        self._reads = _read_log(db, cfg)     # the audit of reads (config audit.reads), or None
         # An erasure a crash or a full disk interrupted is finished before the store serves
         # anything (see memstore/governance/erasure_journal.py); a failure stays journaled and
         # doctor() reports it.
@@ -118,9 +120,17 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
     def path(self) -> str:
         return self.config.path
 
+    @property
+    def read_log(self) -> Any:
+        """The audit of this store's reads (memstore/audit/read_log.py), or None when
+        `audit.reads` is off: `stats`, `flush()`, `hand_over()` (a server's group committer)."""
+        return self._reads
+
     def close(self) -> None:
         """Close the DuckDB file (other processes can open it afterwards) and stop the workers."""
         self.start_workers(0)
+        if self._reads is not None:
+            self._reads.close()
         self._rt.db.close()
 
     # -- worker processes ----------------------------------------------------------------------
@@ -308,11 +318,16 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
             run_id: str | None = None) -> dict[str, Any] | None:
         """One memory by id (any status), or None. With `user_id=` / `agent_id=` / `run_id=` it
         must belong to that scope: else NotFoundError (also for an unknown id)."""
+        t0 = time.perf_counter()
         row = self._scoped_memory(memory_id, user_id, agent_id, run_id)
-        if row is not None:
-            return memory_record(row)
-        rows = self.db.dicts("queries/get_memory", {"id": memory_id})
-        return memory_record(rows[0]) if rows else None
+        if row is None:
+            rows = self.db.dicts("queries/get_memory", {"id": memory_id})
+            row = rows[0] if rows else None
+        rec = memory_record(row) if row is not None else None
+        if self._reads is not None:
+            self._reads.records("get", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id},
+                                [rec] if rec is not None else [], t0)
+        return rec
 
     def get_all(self, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None, top_k: int = 100,
@@ -322,9 +337,12 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         `as_of="2023-05-01"` gives what was current then."""
         from memstore.retrieval.list_memories import list_memories
 
+        t0 = time.perf_counter()
         filters = merge_identity(filters, user_id, agent_id, run_id)
         rows = list_memories(self.db, filters, limit=check_limit(top_k, "top_k"), include_superseded=include_superseded,
                              show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None)
+        if self._reads is not None:
+            self._reads.records("get_all", filters, rows, t0)
         return {"results": rows}
 
     def search(self, query: str, *, filters: dict[str, Any] | None = None, user_id: str | None = None,
@@ -346,14 +364,19 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         from memstore.core.checks import check_text
         from memstore.retrieval.search import run_search
 
+        t0 = time.perf_counter()
         check_text(query, "query", allow_empty=True)
         filters = merge_identity(filters, user_id, agent_id, run_id)
-        return self._rt.one_model(lambda: run_search(
+        channels = (channels,) if isinstance(channels, str) else tuple(channels)
+        out = self._rt.one_model(lambda: run_search(
             self._rt, query, filters=filters, top_k=self.config.top_k if top_k is None else top_k,
             threshold=self.config.threshold if threshold is None else threshold,
             explain=explain, include_superseded=include_superseded, show_expired=show_expired,
             as_of=parse_time(as_of, "as_of") if as_of is not None else None, rerank=rerank,
-            channels=(channels,) if isinstance(channels, str) else tuple(channels), weights=weights))
+            channels=channels, weights=weights))
+        if self._reads is not None:
+            self._reads.search(query, filters, channels, out, t0)
+        return out
 
     def search_with_vector(self, vector: Any, query: str, **kwargs: Any) -> dict[str, Any]:
         """`search(query, **kwargs)` with the query's embedding given (`vector`, shape (1, dim)),
@@ -389,11 +412,15 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         server can pass them too)."""
         from memstore.retrieval.search import explain_frame
 
+        t0 = time.perf_counter()
         filters = merge_identity(filters, user_id, agent_id, run_id)
-        return self._rt.one_model(lambda: explain_frame(
+        out = self._rt.one_model(lambda: explain_frame(
             self._rt, query, filters=filters, limit=limit, include_superseded=include_superseded,
             show_expired=show_expired, as_of=parse_time(as_of, "as_of") if as_of is not None else None,
             channels=tuple(channels), weights=weights, **kwargs))
+        if self._reads is not None:
+            self._reads.frame("explain_search", query, filters, out, t0)
+        return out
 
     def search_all(self, query: str, *, top_k: int = 10, where: dict[str, Any] | None = None,
                    exact: bool = False, include_superseded: bool = False,
@@ -403,9 +430,13 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         identity; `exact=True` scans instead (ground truth). Agents must use `search`."""
         from memstore.retrieval.search_all import run_search_all
 
-        return self._rt.one_model(lambda: run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
-                                                         include_superseded=include_superseded,
-                                                         show_expired=show_expired))
+        t0 = time.perf_counter()
+        out = self._rt.one_model(lambda: run_search_all(self._rt, query, top_k=top_k, where=where, exact=exact,
+                                                        include_superseded=include_superseded,
+                                                        show_expired=show_expired))
+        if self._reads is not None:
+            self._reads.search(query, where, ("semantic",), out, t0, method="search_all")
+        return out
 
     def reembed(self, embedder: str | dict[str, Any], *, batch: int = 512, embed: Any = None,
                 progress: Any = None) -> dict[str, Any]:
@@ -512,6 +543,15 @@ def _check_prepared(prepared: Any) -> None:
     if not isinstance(prepared, (list, tuple)) or not all(isinstance(p, AddState) for p in prepared):
         raise ArgumentError("expected a list of prepared adds",
                             hint="build each with Memory.prepare_add(messages, user_id=...)")
+
+
+def _read_log(db: Database, cfg: MemoryConfig) -> Any:
+    """The store's read log when `audit.reads` is on (a read-only open records nothing)."""
+    if cfg.audit.reads != "on" or cfg.read_only:
+        return None
+    from memstore.audit.read_log import ReadLog
+
+    return ReadLog(db, cfg.audit)
 
 
 def _configured_path(config: MemoryConfig | dict | None) -> str:

@@ -121,6 +121,7 @@ EXPECT = {  # a fact each page must show for alice / for sam (from data/demo and
     "Expirations": ("Alice is in Lisbon this week", "Sam has a gym day pass for the weekend"),   # a transient state
     "Entities": ("Hub entities (linked to ≥ 6 of 23 memories): Alice.", "Hub entities (linked to ≥ 3 of 6 memories): Sam."),
     "Governance": ("Erase user:alice", "Erase user:sam"),
+    "Reads": ("No reads of user:alice are recorded", "No reads of user:sam are recorded"),   # the audit is off
 }
 
 

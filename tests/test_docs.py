@@ -27,7 +27,7 @@ def test_cli_command_is_in_readme(command):
 def _config_keys() -> list[str]:
     keys = []
     for f in dataclasses.fields(MemoryConfig):
-        if dataclasses.is_dataclass(f.type) or f.name in ("llm", "embedder", "nlp", "search", "limits"):
+        if dataclasses.is_dataclass(f.type) or f.name in ("llm", "embedder", "nlp", "search", "limits", "audit"):
             sub = type(getattr(MemoryConfig(), f.name))
             keys += [f"{f.name}.{g.name}" for g in dataclasses.fields(sub)]
         else:

@@ -7,7 +7,8 @@ unit (`memstore/<unit>/...` or `memstore/<unit>.py`):
     0 core        the domain model and the rules (pure)
     1 store       the SQL door, the one writer, the scope cache, layout
     1 providers   models only: embedders, spaCy
-    2 engine      extraction, pipeline (prepare / commit), retrieval, governance, ingest, analysis, runtime
+    2 engine      extraction, pipeline (prepare / commit), retrieval, governance, ingest, analysis, audit,
+                  runtime
     3 wire        what server and client share: wire format, transport, discovery
     4 api         the MemoryAPI protocol and its two implementations: the embedded Memory and the
                   HTTP MemoryClient (`Memory(url)` returns the latter)
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent / "memstore"
 LAYERS: dict[str, int] = {
     "core": 0,
     "store": 1, "providers": 1,
-    "extraction": 2, "pipeline": 2, "retrieval": 2, "governance": 2, "ingest": 2, "analysis": 2, "runtime": 2,
+    "extraction": 2, "pipeline": 2, "retrieval": 2, "governance": 2, "ingest": 2, "analysis": 2, "audit": 2, "runtime": 2,
     "api": 4, "memory": 4, "async_memory": 4,
     "wire": 3,
     "server": 5, "client": 5, "cli": 5, "dashboard": 5, "integrations": 5, "testing": 5, "cluster": 5,

@@ -47,11 +47,11 @@ def test_global_policy_with_scope_overrides(m):
     m.set_retention("messages", 30)                       # global
     m.set_retention("messages", None, user_id="ben")      # ben keeps everything
     m.set_retention("messages", 3, user_id="cid")         # cid: stricter than global
-    assert m.apply_retention(now=NOW, dry_run=True) == {"messages": 3, "history_text": 0}
+    assert m.apply_retention(now=NOW, dry_run=True) == {"messages": 3, "history_text": 0, "reads": 0}
     assert messages(m, "ann") == 2                        # dry run changed nothing
-    assert m.apply_retention(now=NOW) == {"messages": 3, "history_text": 0}
+    assert m.apply_retention(now=NOW) == {"messages": 3, "history_text": 0, "reads": 0}
     assert (messages(m, "ann"), messages(m, "ben"), messages(m, "cid")) == (1, 2, 0)
-    assert m.apply_retention(now=NOW) == {"messages": 0, "history_text": 0}   # idempotent
+    assert m.apply_retention(now=NOW) == {"messages": 0, "history_text": 0, "reads": 0}   # idempotent
     assert len(m.get_all(user_id="ann")["results"]) == 2                     # memories untouched
 
 
@@ -59,7 +59,7 @@ def test_history_text_retention_keeps_events_and_times(m):
     seed(m)
     m.set_retention("history_text", 60, user_id="ann")
     before = m.db.rows("h", sql="SELECT id, event, created_at FROM history WHERE user_id = 'ann' ORDER BY id")
-    assert m.apply_retention(now=NOW) == {"messages": 0, "history_text": 1}
+    assert m.apply_retention(now=NOW) == {"messages": 0, "history_text": 1, "reads": 0}
     after = m.db.rows("h", sql="SELECT id, event, created_at FROM history WHERE user_id = 'ann' ORDER BY id")
     assert after == before
     texts = m.db.rows("t", sql="SELECT created_at, new_memory FROM history WHERE user_id = 'ann' ORDER BY created_at")

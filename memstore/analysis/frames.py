@@ -10,6 +10,7 @@ Frame names and what they read:
     links            memory_links (related / supersedes)
     messages         messages
     extraction_runs  extraction_runs
+    reads            the audit of reads (config audit.reads: memstore/audit/), oldest first
     <view>           any view of sql/views/ (entity_degrees, extraction_outcomes, ...)
 
 Embeddings are dropped by default (a 384-float column makes frames heavy and prints badly);
@@ -42,6 +43,7 @@ TABLE_FRAMES = {
     "links": "memory_links",
     "messages": "messages",
     "extraction_runs": "extraction_runs",
+    "reads": "reads",
 }
 
 
@@ -50,6 +52,7 @@ FRAME_ORDER = {
     "postings": ("memory_id", "entity_id"),
     "keywords": ("memory_id", "term"),
     "links": ("created_at", "src_id", "dst_id", "kind"),
+    "reads": ("ts",),
 }
 
 

@@ -120,8 +120,10 @@ def _export_table(db: Database, out: Path, table: str, columns: list[str], where
 
 
 def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[str, Any] | None = None,
-                   partition_by: str | None = "user_id", embedder: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write every table of `db` under `directory` (must be new or empty); returns the manifest."""
+                   partition_by: str | None = "user_id", embedder: dict[str, Any] | None = None,
+                   include_reads: bool = False) -> dict[str, Any]:
+    """Write every table of `db` under `directory` (must be new or empty); returns the manifest.
+    The audit of reads (`reads`) only with `include_reads=True`."""
     if db.read_only:
         raise ReadOnlyError(f"store {db.path} is open read-only: an export must be registered in it",
                             hint="open the store read-write to export (erasure finds exports through that registry)")
@@ -146,6 +148,8 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
     try:
         with db.snapshot("export"):               # one snapshot for every table
             tables = store_tables(db)
+            if not include_reads:
+                tables.pop("reads", None)
             version, migrations = schema_version(db)
             meta = dict(db.rows("export:meta", sql="SELECT key, value FROM store_meta"))
             files: list[dict[str, Any]] = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,15 @@ class AnalysisAPI:
         """
         from memstore.analysis.frames import read_frame
 
+        t0 = time.perf_counter()
         scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        return read_frame(self._rt.db, name, scope, embeddings=embeddings)  # type: ignore[attr-defined]
+        reads = getattr(self, "read_log", None)
+        if reads is not None and name == "reads":
+            reads.flush()           # every read made before this one is in the frame
+        out = read_frame(self._rt.db, name, scope, embeddings=embeddings)  # type: ignore[attr-defined]
+        if reads is not None:
+            reads.frame("frame", name, scope, out, t0)
+        return out
 
     def sql(self, query: str, params: dict[str, Any] | list[Any] | None = None, *,
             allow_files: bool = False) -> pl.DataFrame:
@@ -55,22 +63,33 @@ class AnalysisAPI:
         """
         from memstore.analysis.readonly_sql import run_readonly
 
-        return run_readonly(self._rt.db, query, params, allow_files=allow_files)  # type: ignore[attr-defined]
+        t0 = time.perf_counter()
+        reads = getattr(self, "read_log", None)
+        if reads is not None and isinstance(query, str) and "reads" in query.lower():
+            reads.flush()           # every read made before this one is in the answer
+        out = run_readonly(self._rt.db, query, params, allow_files=allow_files)  # type: ignore[attr-defined]
+        if reads is not None:
+            reads.frame("sql", query, None, out, t0)
+        return out
 
     def export_parquet(self, directory: str | os.PathLike, scope: dict[str, str] | None = None,
-                       partition_by: str | None = "user_id") -> dict[str, Any]:
+                       partition_by: str | None = "user_id", include_reads: bool = False) -> dict[str, Any]:
         """Write every table as zstd Parquet under `directory` (new or empty) with manifest.json
         (schema version, row counts, sha256 per file) and register the export so erasure finds it.
 
         `scope={"user_id": "alice"}` exports only that scope's rows (and the entities they mention).
         `partition_by` (user_id | agent_id | run_id | scope_key | None) splits tables into one file per
-        value. Returns the manifest.
+        value. The audit of reads (the `reads` table) is written only with `include_reads=True`.
+        Returns the manifest.
         """
         from memstore.analysis.parquet_export import export_parquet
 
         rt = self._rt  # type: ignore[attr-defined]
+        reads = getattr(self, "read_log", None)
+        if include_reads and reads is not None:
+            reads.flush()
         return export_parquet(rt.db, check_path(directory, "directory"), scope=scope, partition_by=partition_by,
-                              embedder=dataclasses.asdict(rt.config.embedder))
+                              embedder=dataclasses.asdict(rt.config.embedder), include_reads=include_reads)
 
     @classmethod
     def import_parquet(cls, directory: str | os.PathLike, path: str | os.PathLike, *,

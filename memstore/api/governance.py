@@ -48,7 +48,18 @@ class GovernanceAPI:
         from memstore.governance.forget_scope import forget_scope
 
         scope = Scope.from_kwargs(user_id, agent_id, run_id).as_dict()
-        return forget_scope(self._rt, scope, actor_id=actor_id, scrub=scrub)
+        reads = getattr(self, "read_log", None)
+        if reads is not None:
+            reads.flush()           # the scope's reads held in memory are erased with the rest
+        if not self._rt.db.read_only:
+            from memstore.audit.read_retention import erase_mentions
+
+            erase_mentions(self._rt.db, scope)      # analyst queries that name the scope (its bytes: the rewrite)
+        try:
+            return forget_scope(self._rt, scope, actor_id=actor_id, scrub=scrub)
+        finally:
+            if reads is not None:
+                reads.drop_scope(scope)     # and none made during the erasure is written after it
 
     def erasure_receipts(self, *, user_id: str | None = None, agent_id: str | None = None,
                          run_id: str | None = None) -> list[dict[str, Any]]:
@@ -84,8 +95,8 @@ class GovernanceAPI:
 
     def set_retention(self, target: str, retain_days: int | None, *, user_id: str | None = None,
                       agent_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
-        """Keep `target` ("messages" or "history_text") for `retain_days` days, globally or for one
-        scope (the most specific policy wins). `retain_days=None` keeps forever (a scope can opt out
+        """Keep `target` ("messages", "history_text" or "reads": the audit of reads) for
+        `retain_days` days, globally or for one scope (the most specific policy wins). `retain_days=None` keeps forever (a scope can opt out
         of a global policy). Applied by `apply_retention()`."""
         from memstore.governance.retention import set_policy
 
@@ -103,13 +114,18 @@ class GovernanceAPI:
         return self._rt.db.frame("queries/retention_policies")
 
     def apply_retention(self, *, now: Any = None, dry_run: bool = False) -> dict[str, int]:
-        """Delete messages and blank history text older than their policy allows (one transaction).
-        Returns counts: {"messages": n, "history_text": n}. `dry_run` counts without changing."""
+        """Delete messages and blank history text older than their policy allows (one transaction),
+        and delete reads older than theirs (else than config `audit.retain_days`).
+        Returns counts: {"messages": n, "history_text": n, "reads": n}. `dry_run` counts without changing."""
+        from memstore.audit.read_retention import expire_reads
         from memstore.governance.retention import apply_retention
         from memstore.core.timeutil import parse_time
 
-        return apply_retention(self._rt.db, now=parse_time(now, "now") if now is not None else None,
-                               dry_run=dry_run)
+        when = parse_time(now, "now") if now is not None else None
+        out = apply_retention(self._rt.db, now=when, dry_run=dry_run)
+        out["reads"] = expire_reads(self._rt.db, default_days=self._rt.config.audit.retain_days, now=when,
+                                    dry_run=dry_run)
+        return out
 
     def doctor(self, *, repair: bool = False) -> pl.DataFrame:
         """Check the store's invariants; one row per violation (check, severity, table, row_id,

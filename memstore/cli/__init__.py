@@ -14,7 +14,7 @@ from typing import Any
 from memstore.core.errors import MemstoreError
 
 COMMAND_MODULES = ("core", "truth", "governance", "ingest", "reembed", "analysis", "ui", "server", "integrations", "tokens",
-                   "cluster", "lake")
+                   "cluster", "lake", "reads")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def scope_from_args(args: argparse.Namespace) -> dict:
 
 # Commands that only read: on a store that does not exist they say so instead of creating it.
 READ_COMMANDS = frozenset({"search", "list", "get", "history", "timeline", "contradictions", "receipts", "sql",
-                           "export", "doctor", "ui"})
+                           "export", "doctor", "ui", "reads"})
 
 
 def store_path(args: argparse.Namespace) -> str:

@@ -37,7 +37,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     scope = {k: v for k, v in (("user_id", args.user_id), ("agent_id", args.agent_id), ("run_id", args.run_id)) if v}
     partition = None if args.partition_by == "none" else args.partition_by
     with open_memory(args) as m:
-        manifest = m.export_parquet(args.dir, scope=scope or None, partition_by=partition)
+        manifest = m.export_parquet(args.dir, scope=scope or None, partition_by=partition,
+                                    **({"include_reads": True} if args.include_reads else {}))
     rows = sum(t["rows"] for t in manifest["tables"].values())
     print(f"exported {len(manifest['tables'])} tables ({rows} rows, {len(manifest['files'])} files) to "
           f"{os.path.join(args.dir, 'manifest.json')}")
@@ -76,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run", dest="run_id", help="export only this run's rows")
     p.add_argument("--partition-by", default="user_id", choices=("user_id", "agent_id", "run_id", "scope_key", "none"),
                    help="one file per value of this column (default user_id; none: one file per table)")
+    p.add_argument("--include-reads", action="store_true", help="also the audit of reads (who read what)")
     p.add_argument("--json", action="store_true", help="also print the manifest")
     add_store_arg(p), p.set_defaults(func=cmd_export)
 

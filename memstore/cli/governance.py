@@ -140,7 +140,8 @@ def cmd_retention_apply(args: argparse.Namespace) -> int:
     with open_memory(args) as m:
         out = m.apply_retention(dry_run=args.dry_run, now=args.now)
     verb = "would remove" if args.dry_run else "removed"
-    print(f"{verb} {out['messages']} message(s) and the text of {out['history_text']} history event(s)")
+    print(f"{verb} {out['messages']} message(s) and the text of {out['history_text']} history event(s)"
+          + (f", and {out['reads']} read(s) of the audit" if out.get("reads") else ""))
     if not args.dry_run and any(out.values()):
         print("their old bytes stay in the file until `memstore scrub`", file=sys.stderr)
     return 0
@@ -170,11 +171,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("retention", help="how long messages and history text are kept")
     rsub = p.add_subparsers(dest="retention_command", metavar="ACTION", required=True)
     q = rsub.add_parser("set", help="keep TARGET for DAYS days (globally, or for --user/--agent/--run)")
-    q.add_argument("target", choices=("messages", "history_text"))
+    q.add_argument("target", choices=("messages", "history_text", "reads"))
     q.add_argument("days", type=_days, help="whole days, or 'forever'")
     add_scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_set)
     q = rsub.add_parser("clear", help="remove a retention policy")
-    q.add_argument("target", choices=("messages", "history_text"))
+    q.add_argument("target", choices=("messages", "history_text", "reads"))
     add_scope_args(q), add_store_arg(q), q.set_defaults(func=cmd_retention_clear)
     q = rsub.add_parser("show", help="list retention policies")
     q.add_argument("--json", action="store_true")

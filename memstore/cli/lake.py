@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lake", required=True, help="the lake's catalog: postgres:dbname=... host=... port=... user=...")
     p.add_argument("--data-path", default=None, help="folder of the lake's Parquet files (needed the first time)")
     p.add_argument("--shard", default=None, help="this store's name in the lake (default: the store file's name)")
-    p.add_argument("--tables", default=None, help="comma-separated store tables (default: all but messages)")
+    p.add_argument("--tables", default=None, help="comma-separated store tables (default: all but messages and reads, the audit of reads)")
     p.add_argument("--messages", action="store_true", help="also publish the raw conversation messages")
     p.add_argument("--embeddings", action="store_true", help="also publish memory embeddings (as FLOAT[])")
     p.add_argument("--compact", action="store_true",

@@ -159,6 +159,24 @@ class LimitsConfig:
 
 
 @dataclass
+class AuditConfig:
+    """The audit of reads (memstore/audit/): off by default. With `reads: "on"` every read that
+    returns memories (search, get, get_all, explain_search; frame and sql as analyst reads) leaves
+    one row in the `reads` table: who, through which door, the scope, the query, what came back."""
+
+    reads: Literal["off", "on"] = "off"
+    sample: float = 1.0                     # share of reads recorded (1.0: all; 0.1: one in ten, at random)
+    retain_days: int | None = None          # reads older than this go (apply_retention, and hourly while on)
+    reads_query: Literal["text", "hash"] = "text"   # "hash": the query's sha256, never its text
+    seed: int | None = None                 # of the sampling's random draws (tests)
+    buffer_rows: int = 10_000               # reads held in memory before they are written; more are counted as dropped
+    # the longest a read waits in memory before it is written. A write's COMMIT (its fsync: 10-50 ms
+    # on a loaded machine) holds the scope cache's lock, so a search arriving meanwhile waits for it:
+    # rarer writes keep that to a small share of searches (bench/read_audit.py)
+    flush_s: float = 5.0
+
+
+@dataclass
 class MemoryConfig:
     """Everything a Memory needs. Build from a dict with `MemoryConfig.from_dict`."""
 
@@ -168,6 +186,7 @@ class MemoryConfig:
     nlp: NLPConfig = field(default_factory=NLPConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
     messages_kept: int | None = 10          # per scope; None keeps every message
     context_messages: int = 10              # recent messages shown to the extractor
     context_memories: int = 10              # related memories shown to the extractor
@@ -219,7 +238,7 @@ def _build(cls: Any, data: dict[str, Any], prefix: str) -> Any:
             raise ConfigError(f"unknown config key {prefix + key!r}",
                               hint=f"known keys in {where!r}: {', '.join(sorted(fields))}", key=prefix + key)
         sub = {"llm": LLMConfig, "embedder": EmbedderConfig, "nlp": NLPConfig,
-               "search": SearchConfig, "limits": LimitsConfig}.get(key) if cls is MemoryConfig else None
+               "search": SearchConfig, "limits": LimitsConfig, "audit": AuditConfig}.get(key) if cls is MemoryConfig else None
         if sub is not None:
             value = value if isinstance(value, sub) else _build(sub, value, prefix=f"{key}.")
         kwargs[key] = value
@@ -260,6 +279,26 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
                           hint="give at least one channel a weight > 0", key=prefix + "w_semantic")
 
 
+def _check_audit(ac: "AuditConfig", prefix: str) -> None:
+    """The audit's keys in range (`reads` also takes True / False)."""
+    if isinstance(ac.reads, bool):
+        ac.reads = "on" if ac.reads else "off"
+    checks = [("reads", ac.reads in ("off", "on"), "choose one of off, on"),
+              ("reads_query", ac.reads_query in ("text", "hash"), "choose one of text, hash"),
+              ("sample", is_weight(ac.sample) and ac.sample <= 1, "give a share from 0 to 1 (1.0 records every read)"),
+              ("retain_days", ac.retain_days is None or (isinstance(ac.retain_days, int)
+                                                         and not isinstance(ac.retain_days, bool) and ac.retain_days >= 0),
+               "give a whole number of days >= 0, or None to keep reads"),
+              ("seed", ac.seed is None or (isinstance(ac.seed, int) and not isinstance(ac.seed, bool)),
+               "give a whole number, or None"),
+              ("buffer_rows", isinstance(ac.buffer_rows, int) and not isinstance(ac.buffer_rows, bool)
+               and ac.buffer_rows >= 1, "give a whole number of rows >= 1"),
+              ("flush_s", is_weight(ac.flush_s) and ac.flush_s > 0, "give seconds > 0")]
+    for name, ok, hint in checks:
+        if not ok:
+            raise ConfigError(f"config key {prefix + name!r} is {getattr(ac, name)!r}", hint=hint, key=prefix + name)
+
+
 def _validate(obj: Any, prefix: str) -> None:
     choices: dict[str, dict[type, tuple[str, ...]]] = {"provider": {LLMConfig: ("heuristic", "openai"), EmbedderConfig: ("local", "static", "openai", "hashing")},
                "history": {MemoryConfig: ("full", "redacted", "off")},
@@ -277,6 +316,8 @@ def _validate(obj: Any, prefix: str) -> None:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"config key {prefix + f.name!r} is {value!r}",
                                   hint="give a whole number >= 1", key=prefix + f.name)
+    if isinstance(obj, AuditConfig):
+        _check_audit(obj, prefix)
     if isinstance(obj, LLMConfig):
         if obj.vision_detail not in ("auto", "low", "high"):
             raise ConfigError(f"config key {prefix + 'vision_detail'!r} is {obj.vision_detail!r}",

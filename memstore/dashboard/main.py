@@ -20,6 +20,7 @@ from memstore.dashboard import (
     page_memories,
     page_fleet,
     page_overview,
+    page_reads,
     page_search,
     page_timeline,
 )
@@ -36,7 +37,7 @@ from memstore.dashboard.widgets import PageContext, show_flash, style_page
 from memstore.core.errors import MemstoreError
 
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
-         page_entities, page_governance)
+         page_entities, page_governance, page_reads)
 _build_lock = threading.Lock()
 # Widgets whose options or defaults depend on the scope: forgotten when the scope changes.
 SCOPED_PREFIXES = ("mem_", "ext_", "ent_", "tl_", "gov_", "exp_confirm")

@@ -36,7 +36,7 @@ from memstore.store.unit import write_unit
 if TYPE_CHECKING:
     from memstore.store.database import Database
 
-TARGETS = ("messages", "history_text")
+TARGETS = ("messages", "history_text", "reads")      # reads: memstore/audit/read_retention.py applies it
 
 
 def _scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:

@@ -60,6 +60,7 @@ from langgraph.store.base import (
 )
 
 from memstore.core.errors import ConfigError, DuplicateMemoryError
+from memstore.core.read_context import quiet, reading
 from memstore.integrations.langgraph_filters import LangGraphFilter
 
 _ALL = 100_000          # "every item of a scope" (memstore's largest top_k)
@@ -241,6 +242,10 @@ class MemstoreStore(BaseStore):
     # -- operations ------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run Get/Search/Put/ListNamespaces ops in order; one result per op (None for puts)."""
+        with reading(door="langgraph"):
+            return self._batch(ops)
+
+    def _batch(self, ops: Iterable[Op]) -> list[Result]:
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
@@ -251,7 +256,8 @@ class MemstoreStore(BaseStore):
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
             elif isinstance(op, PutOp):
-                self._put(op)
+                with quiet():       # a put's own lookups are not reads (the audit of reads)
+                    self._put(op)
                 results.append(None)
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))

@@ -106,7 +106,7 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
 
         try:
             tools = tools_for(ctx)
-            return await anyio.to_thread.run_sync(functools.partial(getattr(tools, method), *args, **kwargs))
+            return await anyio.to_thread.run_sync(functools.partial(_via_mcp, getattr(tools, method), *args, **kwargs))
         except (MemstoreError, KeyError, ValueError, TypeError) as exc:
             raise ToolError(_message(exc)) from exc
 
@@ -190,6 +190,14 @@ def build_server(memory: Any, scope: dict[str, str] | None = None, *,
         tool(fn, fn.__name__)
     _refuse_unknown_arguments(server, ToolError)
     return server
+
+
+def _via_mcp(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a tool; the reads it makes came through MCP (the audit of reads)."""
+    from memstore.core.read_context import reading
+
+    with reading(door="mcp"):
+        return fn(*args, **kwargs)
 
 
 def _refuse_unknown_arguments(server: Any, tool_error: type[Exception]) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from memstore.core.errors import MemstoreError
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.read_context import quiet
 from memstore.core.errors import ScopeViolation  # noqa: F401  (defined with every error class)
 
 # What a model needs of a memory; the rest (hash, provenance, validity fields) stays out of its context.
@@ -158,19 +159,22 @@ class ScopedTools:
         return compact(self.owned(memory_id))
 
     def update_memory(self, memory_id: str, text: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.owned(memory_id)
+        with quiet():       # the write's own check, not a read (the audit of reads)
+            self.owned(memory_id)
         out = self.memory.update(memory_id, text=text, metadata=metadata, actor_id=self.actor_id)
         return {"id": memory_id, "memory": out.get("memory", text), "event": "UPDATE",
                 "previous_memory": out.get("previous_memory")}
 
     def delete_memory(self, memory_id: str) -> dict[str, Any]:
-        self.owned(memory_id)
+        with quiet():
+            self.owned(memory_id)
         self.memory.delete(memory_id, actor_id=self.actor_id)
         return {"id": memory_id, "deleted": True}
 
     def delete_memories(self, memory_ids: list[str]) -> dict[str, Any]:
-        for mid in memory_ids:           # check them all first: all or none
-            self.owned(mid)
+        with quiet():
+            for mid in memory_ids:           # check them all first: all or none
+                self.owned(mid)
         for mid in memory_ids:
             self.memory.delete(mid, actor_id=self.actor_id)
         return {"deleted": len(memory_ids), "ids": list(memory_ids)}

@@ -29,8 +29,10 @@ KEYS: dict[str, tuple[str, ...]] = {
     "memory_links": ("src_id", "dst_id", "kind"),
     "extraction_runs": ("id",),
     "messages": ("id",),
+    "reads": ("id",),
 }
-DEFAULT_TABLES = tuple(t for t in KEYS if t != "messages")     # messages: opt-in (raw conversation text)
+# opt-in: messages (raw conversation text), reads (the audit of reads: who asked what about whom)
+DEFAULT_TABLES = tuple(t for t in KEYS if t not in ("messages", "reads"))
 BUCKETS = 16
 EXTRA = {"shard": "VARCHAR", "_key": "VARCHAR", "_hash": "VARCHAR"}
 PUBLISHES = "_publishes"        # the watermark: one row per publish, written in the publish's transaction

@@ -195,6 +195,8 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
                    if getattr(app.state, "owner_ops", None) is not None else {}),
                 **({"group_commit": {k: round(v, 3) for k, v in committer.stats.items()}}
                    if isinstance(getattr(committer, "stats", None), dict) else {}),
+                **({"read_audit": dict(inner.read_log.stats)}        # counts only (recorded, written, lost...)
+                   if getattr(inner, "read_log", None) is not None else {}),
                 **({"shard": shard} if shard else {}),
                 **dict(getattr(app.state, "layout", None) or {}),
                 "owner_cpu": cpu_meter.share()}

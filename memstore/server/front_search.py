@@ -19,7 +19,10 @@ keeps it, least recently used first, up to snapshot.TOTAL_ROWS rows. Every write
 generation before it is acknowledged and says which scopes it changed (a write that does not say
 changes all), so a search after an acknowledged add, through any front, finds its scope's snapshot
 stale and is run by the owner: read-your-writes holds; copies of other scopes stay in use
-(ScopeCache.unchanged_since). A revoked token is
+(ScopeCache.unchanged_since). With the audit of reads on, a "fresh" answer says whose read to
+record (`("fresh", (token name, user_id, agent_id, run_id))`, or None when the sample skips it);
+the front records what its copy returned and sends the rows to the owner in batches (`Reads`),
+off the search's path (a search the owner runs is recorded by the owner). A revoked token is
 refused by the owner on its next search. A scoped token's call is confined by the owner; the
 front searches a copy only when the owner says the confined call's key is the copy's key, so a
 token reads no other scope through a copy. Searches that snapshots do not serve (as_of,
@@ -34,20 +37,26 @@ True
 from __future__ import annotations
 
 import collections
+import logging
 import pickle
 import threading
 import time
 from typing import Any
 
+from memstore.audit.read_rows import make_row, scope_of
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.retrieval.search import filter_key_identity, snapshot_search
 from memstore.retrieval.snapshot import Snapshot, SnapshotStore, snapshots_for
-from memstore.server.owner_rpc import Search, Snap
+from memstore.server.owner_rpc import Reads, Search, Snap
 from memstore.server.scoped_memory import confine
 
 _NOT_SNAPPED = ("include_superseded", "show_expired", "rerank")
 _ADMIN = "admin"                # a grant with no scope to confine to
 _PACKED = 64                    # pickled snapshots the owner keeps for its fronts
 SEND_AFTER = 4                  # a snapshot goes to the fronts once it outlived this many searches
+READS_EVERY_S = 0.5             # a front sends the reads it recorded to the owner this often
+READS_HELD = 10_000             # reads a front holds for the owner at most (more are counted as dropped)
+log = logging.getLogger(__name__)
 
 
 def snappable(kwargs: dict[str, Any], args: tuple = ()) -> bool:
@@ -97,7 +106,7 @@ class SnapshotDoor:
         # filter covers (writes to other scopes leave it valid)
         if mine is not None and held is not None and mine == key and cache.unchanged_since(db, held, identity):
             self.stats["fresh"] += 1
-            return ("fresh",)
+            return ("fresh", self._reader(grant, c_kwargs))
         self.stats["searched"] += 1
         s_kwargs = dict(kwargs)
         query = args[0] if args else s_kwargs.pop("query", None)
@@ -109,6 +118,14 @@ class SnapshotDoor:
                     and cache.unchanged_since(db, snap.generation, identity) and self._lasts(mine, snap.generation):
                 data = self._pack(mine, snap)
         return ("searched", result, mine, _ADMIN if grant.admin else dict(grant.scope), data)
+
+    def _reader(self, grant: Any, kwargs: dict[str, Any]) -> tuple | None:
+        """Whose read the front records for a search from its copy (the audit of reads), or None."""
+        reads = getattr(self.memory, "read_log", None)
+        if reads is None or not reads.take():
+            return None
+        filters = {**(kwargs.get("filters") or {}), **{k: kwargs[k] for k in IDENTITY_KEYS if kwargs.get(k)}}
+        return (_ADMIN if grant.admin else grant.name, *scope_of(filters))
 
     def _lasts(self, key: Any, generation: int) -> bool:
         """Has the filter's snapshot of this generation outlived SEND_AFTER searches? Under a steady
@@ -156,6 +173,8 @@ class FrontSearch:
         # of a scoped token's call as the owner will (the owner checks it on every search)
         self._scopes: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._lock = threading.Lock()
+        self._reads: list[tuple] = []       # reads of searches answered here, for the owner
+        self._reads_thread: threading.Thread | None = None
 
     def search(self, authorization: str, args: tuple, kwargs: dict[str, Any], vector: Any,
                embed_s: float = 0.0) -> Any:
@@ -170,9 +189,12 @@ class FrontSearch:
                                      held.generation if held is not None else None))
         if reply[0] == "fresh" and held is not None:
             self.snaps.lookup(key, held.generation)       # used: last to be dropped
+            t0 = time.perf_counter()
             try:
                 out = self._local(held, args, kwargs, vector, embed_s)
                 self.stats["local"] += 1
+                if len(reply) > 1 and reply[1] is not None:
+                    self._record(reply[1], args, kwargs, out, (time.perf_counter() - t0) * 1e3 + embed_s * 1e3)
                 return out
             except Exception:  # noqa: BLE001 - an error: the owner's search raises it as it should
                 return self.owner.call(Search(authorization, args, kwargs, vector))
@@ -186,6 +208,42 @@ class FrontSearch:
         if data is not None and okey is not None:
             self.snaps.put(okey, pickle.loads(data))
         return result
+
+    def _record(self, who: tuple, args: tuple, kwargs: dict[str, Any], out: Any, ms: float) -> None:
+        """Hold the row of a search answered from a copy; a thread sends the rows to the owner."""
+        try:
+            found = out.get("results", [])
+            channels = kwargs.get("channels", ("semantic", "keyword", "entity"))
+            row = make_row("search", who[1:], args[0] if args else kwargs.get("query"), [str(r["id"]) for r in found],
+                           [float(r["score"]) for r in found], (channels,) if isinstance(channels, str) else channels,
+                           len(found), ms, (who[0], "front"), self.stages.config.audit.reads_query == "hash")
+        except Exception:  # noqa: BLE001 - recording never fails a search: counted
+            self.stats["reads_failed"] += 1
+            return
+        with self._lock:
+            if len(self._reads) >= READS_HELD:
+                self.stats["reads_dropped"] += 1
+                return
+            self._reads.append(row)
+            if self._reads_thread is None:
+                self._reads_thread = threading.Thread(target=self._send_reads, name="memstore-front-reads",
+                                                      daemon=True)
+                self._reads_thread.start()
+
+    def _send_reads(self) -> None:
+        """Send the held reads to the owner every READS_EVERY_S (the owner writes them)."""
+        while True:
+            time.sleep(READS_EVERY_S)
+            with self._lock:
+                rows, self._reads = self._reads, []
+            if not rows:
+                continue
+            try:
+                self.owner.call(Reads(tuple(rows)))
+                self.stats["reads_sent"] += len(rows)
+            except Exception as exc:  # noqa: BLE001 - the owner is gone or stopping: counted, not raised
+                self.stats["reads_lost"] += len(rows)
+                log.warning("could not send %d reads to the owner: %s", len(rows), exc)
 
     def _key(self, authorization: str, args: tuple, kwargs: dict[str, Any]) -> Any:
         with self._lock:

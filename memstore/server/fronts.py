@@ -36,7 +36,7 @@ from memstore.core.errors import ConfigError, TokenRightsError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.api.stages import unpack_error
 from memstore.server.front_search import SnapshotDoor
-from memstore.server.owner_rpc import MESSAGES, Admit, Commit, Context, FailedRun, Forget, Ping, Search, Snap
+from memstore.server.owner_rpc import MESSAGES, Admit, Commit, Context, FailedRun, Forget, Ping, Reads, Search, Snap
 from memstore.server.scoped_memory import Grant, GuardedMemory, confine
 
 log = logging.getLogger(__name__)
@@ -57,14 +57,14 @@ class OwnerDoor:
         self._admitted: dict[int, Grant] = {}               # ticket -> the grant its add was admitted with
         self.handlers: dict[type, Callable[[Any], Any]] = {
             Admit: self._admit, Context: self._context, Commit: self._commit, Forget: self._forget,
-            Search: self._search, Snap: self._snap, FailedRun: self._failed_run, Ping: self._ping}
+            Search: self._search, Snap: self._snap, FailedRun: self._failed_run, Reads: self._reads, Ping: self._ping}
         assert set(self.handlers) == set(MESSAGES), "every owner message has a handler"
 
     def _guarded(self, authorization: str | None = None, *, grant: Grant | None = None) -> GuardedMemory:
         if grant is None:
             grant = self.access.verify(authorization)       # a revoked token is refused from its next call
         return GuardedMemory(self.memory, lambda: grant, on_tokens_changed=self.access.invalidate,
-                             before_list_tokens=self.access.flush_use)
+                             before_list_tokens=self.access.flush_use, door="front")
 
     def __call__(self, msg: Any) -> Any:
         handler = self.handlers.get(type(msg))
@@ -132,6 +132,12 @@ class OwnerDoor:
 
     def _failed_run(self, msg: FailedRun) -> None:
         self.stages.failed(msg.state, unpack_error(msg.error))
+
+    def _reads(self, msg: Reads) -> None:
+        """What fronts answered from their snapshot copies, for the audit of reads."""
+        reads = self.memory.read_log
+        if reads is not None:
+            reads.append(list(msg.rows))
 
     @staticmethod
     def _ping(msg: Ping) -> int:

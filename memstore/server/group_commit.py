@@ -8,6 +8,9 @@ together (`Memory.commit_prepared`): one BEGIN/COMMIT and
 one INSERT per table for the whole group instead of per add. Each add stays atomic and its caller
 gets exactly what was committed; if the group's transaction fails, every add is committed on its
 own so one bad add cannot fail the others. A DuckDB conflict is retried, not returned.
+With the audit of reads on (config `audit.reads`), this thread also writes the reads the server
+answered: after a group once a write is due, and while no add comes
+(memstore/audit/read_log.py), so the server's writes stay on one thread.
 
 >>> import tempfile, os
 >>> from memstore import Memory
@@ -46,6 +49,9 @@ class GroupCommitter:
         self._lock = threading.Lock()
         self._queue: queue.Queue[tuple[Any, cf.Future, bool] | None] = queue.Queue()
         self.stats: Counter = Counter()
+        self._reads = getattr(memory, "read_log", None)      # the audit of reads, written from this thread
+        if self._reads is not None:
+            self._reads.hand_over()
         self._thread = threading.Thread(target=self._loop, name="memstore-group-commit", daemon=True)
         self._thread.start()
 
@@ -109,8 +115,9 @@ class GroupCommitter:
 
     def _loop(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._next()
             if item is None:
+                self._flush_reads(now=True)
                 return
             group = [item]
             stop = False
@@ -126,8 +133,23 @@ class GroupCommitter:
             if not stop:
                 stop = self._linger(group)
             self._commit(group)
+            self._flush_reads(now=stop)
             if stop:
                 return
+
+    def _next(self) -> Any:
+        """The next queued add (None: close); while none comes, the reads are written each flush_s."""
+        if self._reads is None:
+            return self._queue.get()
+        while True:
+            try:
+                return self._queue.get(timeout=min(self._reads.config.flush_s, 0.5))
+            except queue.Empty:
+                self._flush_reads()
+
+    def _flush_reads(self, *, now: bool = False) -> None:
+        if self._reads is not None and (self._reads.due() or (now and self._reads.pending)):
+            self._reads.flush()          # never raises: a failed write is retried, then counted
 
     def _linger(self, group: list) -> bool:
         """Wait (at most `linger_s`) for the adds fronts are still preparing; True on close."""

@@ -34,7 +34,7 @@ DURATION_PATTERN = r"^([1-9][0-9]{0,3}[smhdw]){1,3}$"    # "30d", "12h", "1d12h"
 TOKEN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$"   # api_tokens.NAME_RE
 FRAME_NAMES = ("memories", "history", "entities", "postings", "keywords", "links", "messages", "extraction_runs",
                "contradictions", "entity_degrees", "extraction_outcomes", "memories_per_day", "scope_summary",
-               "timeline")
+               "timeline", "reads")
 CHANNELS = ("semantic", "keyword", "entity")
 SIGNALS = ("semantic", "keyword", "entity", "recency", "slot", "person", "episode", "time")
 FORMATS = ("auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet")

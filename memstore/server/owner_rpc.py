@@ -96,11 +96,18 @@ class FailedRun:
 
 
 @dataclass(frozen=True)
+class Reads:
+    """The audit of reads: rows of the searches a front answered from its snapshot copies
+    (memstore/audit/read_rows.py), sent in batches."""
+    rows: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Ping:
     """-> the owner's PID."""
 
 
-MESSAGES = (Admit, Context, Commit, Forget, Search, Snap, FailedRun, Ping)
+MESSAGES = (Admit, Context, Commit, Forget, Search, Snap, FailedRun, Reads, Ping)
 
 _LEN = struct.Struct("!I")
 

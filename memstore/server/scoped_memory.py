@@ -41,6 +41,7 @@ from typing import Any
 
 from memstore.api.protocol import METHODS
 from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
+from memstore.core.read_context import quiet, reading
 
 # Methods whose identity arguments (and filters) are confined to the token's scope. get / history /
 # update / delete take the scope too: the library then answers an id outside it as an unknown id.
@@ -125,12 +126,14 @@ def confine(kwargs: dict[str, Any], scope: dict[str, str]) -> dict[str, Any]:
 class GuardedMemory:
     """`inner` (a Memory, or the server's view of one that adds through the group committer) as
     the grant returned by `grant_of()` may use it; `grant_of` is read at each call (the server's
-    current request). `on_tokens_changed()` runs after a call that may have changed the tokens."""
+    current request). `on_tokens_changed()` runs after a call that may have changed the tokens.
+    `door` names this way in for the audit of reads (the reads carry the token's name)."""
 
     def __init__(self, inner: Any, grant_of: Callable[[], Grant | None], *,
                  on_tokens_changed: Callable[[], None] | None = None,
-                 before_list_tokens: Callable[[], None] | None = None) -> None:
+                 before_list_tokens: Callable[[], None] | None = None, door: str = "server") -> None:
         self._inner = inner
+        self._door = door
         self._grant_of = grant_of
         self._changed = on_tokens_changed
         self._before_list = before_list_tokens
@@ -152,7 +155,8 @@ class GuardedMemory:
         grant = self.grant
         if not grant.admin:
             args, kwargs = self._within(grant, "search", args, kwargs)
-        return self._inner.search_with_vector(vector, query, *args, **kwargs)
+        with reading(token=grant.name or "admin", door=self._door):
+            return self._inner.search_with_vector(vector, query, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name not in METHODS and name != "ingest_upload":
@@ -170,7 +174,8 @@ class GuardedMemory:
         elif name == "list_tokens" and self._before_list is not None:
             self._before_list()
         try:
-            return impl(*args, **kwargs)
+            with reading(token=grant.name or "admin", door=self._door):
+                return impl(*args, **kwargs)
         finally:
             if name in TOKENS_CHANGE and self._changed is not None:
                 self._changed()
@@ -191,6 +196,10 @@ class GuardedMemory:
                                        hint="call it with the admin token (<store>.server-token)" +
                                             ("; a scoped token sends files with ingest_upload" if name == "ingest"
                                              else ""))
+        if name == "frame" and (args[0] if args else kwargs.get("name")) == "reads":
+            raise TokenRightsError(f"the audit of reads needs the server's admin token; token {grant.name!r} is "
+                                   f"scoped to {_who(grant.scope)}",
+                                   hint="ask the operator: `memstore reads --user ...` with the admin token")
         writes = spec.writes if spec is not None else True
         if name == "purge_expired" and kwargs.get("dry_run"):
             writes = False
@@ -207,8 +216,9 @@ class GuardedMemory:
             for key, pos in (("supersede", 1), ("dismiss", None)):
                 more = args[pos] if pos is not None and len(args) > pos else kwargs.get(key)
                 ids += [more] if isinstance(more, str) else list(more or [])
-            for memory_id in ids:
-                self._inner.get(memory_id, **grant.scope)     # NotFoundError outside the scope
+            with quiet():       # a check of the write, not a read of the caller's
+                for memory_id in ids:
+                    self._inner.get(memory_id, **grant.scope)     # NotFoundError outside the scope
         return args, kwargs
 
 

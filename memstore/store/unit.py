@@ -52,6 +52,8 @@ WRITE_OPERATIONS: dict[str, str] = {
     "create_token": "a bearer token's row (its sha256, scope, rights, expiry)",
     "revoke_token": "a bearer token's row removed",
     "token_use": "when bearer tokens were last used (the server, at most once a minute)",
+    "record_reads": "a batch of the audit of reads (memstore/audit/read_log.py: rows appended, never changed)",
+    "expire_reads": "reads older than their retention (audit.retain_days or set_retention(\"reads\", ...))",
 }
 
 

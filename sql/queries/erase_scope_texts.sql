@@ -12,4 +12,7 @@ UNION ALL SELECT content FROM messages
       AND ($run_id IS NULL OR run_id = $run_id)
 UNION ALL SELECT concat_ws(' ', old_memory, new_memory) FROM history
     WHERE ($user_id IS NULL OR user_id = $user_id) AND ($agent_id IS NULL OR agent_id = $agent_id)
-      AND ($run_id IS NULL OR run_id = $run_id);
+      AND ($run_id IS NULL OR run_id = $run_id)
+UNION ALL SELECT query FROM reads      -- the audit of reads: the queries asked about the scope
+    WHERE NOT query_hashed AND ($user_id IS NULL OR user_id = $user_id)
+      AND ($agent_id IS NULL OR agent_id = $agent_id) AND ($run_id IS NULL OR run_id = $run_id);
