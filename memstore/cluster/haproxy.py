@@ -148,6 +148,7 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
         "    timeout client 600s",
         "    timeout server 600s          # an ingest can take minutes",
         "    timeout http-request 30s",
+        "    timeout check 5s             # a busy shard answers /health late; a dead one refuses at once",
         "    option http-keep-alive",
         "    retries 3                    # a shard that died mid-request: a fresh connection, then the JSON 503",
         "    retry-on conn-failure empty-response",

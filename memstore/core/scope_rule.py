@@ -9,7 +9,7 @@ space), then Unicode normalisation NFC (so "José" typed as e + combining accent
 the precomposed "José"). Case is kept and no confusable is folded: "Ana" and "ana", or a Cyrillic
 "а" and a Latin "a", are different scopes. A value that cannot be made canonical is refused with
 `IdentityError` (HTTP 400) at every door, before anything runs: not a string, blank, longer than
-`MAX_ID_CHARS` characters, or holding a control or format character (C0/C1 controls, DEL, zero-width
+`MAX_ID_CHARS` characters as given, or holding a control or format character (C0/C1 controls, DEL, zero-width
 and bidi marks, line/paragraph separators) inside it. A shard reached with a value the balancer
 placed by its raw bytes places it again by its canonical form and answers 421 `WrongShardError`
 naming the right shard when that is another one (HAProxy can trim but not normalise).
@@ -34,7 +34,7 @@ from typing import Any
 from memstore.core.errors import IdentityError
 
 IDENTITY_KEYS = ("user_id", "agent_id", "run_id")       # also the placement order
-MAX_ID_CHARS = 200                                      # after canonicalising (the OpenAPI document says so too)
+MAX_ID_CHARS = 200                                      # as given, padding included (the OpenAPI maxLength)
 NORMAL_FORM = "NFC"
 # Unicode categories refused inside an id: controls, format characters (zero-width, bidi), surrogates,
 # private use; plus the line and paragraph separators.
@@ -63,6 +63,9 @@ def canonical_id(value: object, key: str = "user_id") -> str | None:
     if not isinstance(value, str):
         raise IdentityError(f"{key} must be a string, got {type(value).__name__}", key=key,
                             hint=f'e.g. {key}="alice" (str(...) it if your ids are numbers)')
+    if len(value) > MAX_ID_CHARS:         # as given: what the server's OpenAPI document says (maxLength)
+        raise IdentityError(f"{key} is {len(value)} characters long: at most {MAX_ID_CHARS}", key=key,
+                            hint="use a shorter id (e.g. a hash of the long one)")
     text = value.strip()
     if not text.isascii():
         text = unicodedata.normalize(NORMAL_FORM, text).strip()
@@ -72,9 +75,6 @@ def canonical_id(value: object, key: str = "user_id") -> str | None:
     if bad is not None:
         raise IdentityError(f"{key} holds a control or format character (U+{ord(bad[1]):04X} at position {bad[0]})",
                             hint="ids are plain text: remove it", key=key)
-    if len(text) > MAX_ID_CHARS:
-        raise IdentityError(f"{key} is {len(text)} characters long: at most {MAX_ID_CHARS}", key=key,
-                            hint="use a shorter id (e.g. a hash of the long one)")
     return text
 
 
@@ -142,21 +142,51 @@ def filter_identity(filters: Any) -> dict[str, Any]:
 
 
 def canonical_filters(filters: Any) -> Any:
-    """`filters` with its top-level identity values in canonical form (so " alice " reads what add()
-    wrote for "alice"); an invalid identity value raises IdentityError.
+    """`filters` with its identity values in canonical form (so " alice " reads what add() wrote for
+    "alice"): the top-level ones (plain or `eq`; an invalid one raises IdentityError) and, where they
+    can be made canonical, those inside AND / OR / NOT and the text operands of any operator.
 
     >>> canonical_filters({"user_id": " alice ", "agent_id": {"eq": "bot "}, "topic": " x "})
     {'user_id': 'alice', 'agent_id': {'eq': 'bot'}, 'topic': ' x '}
+    >>> canonical_filters({"OR": [{"user_id": {"in": ["Jose\u0301", 3]}}]}) == {"OR": [{"user_id": {"in": ["Jos\u00e9", 3]}}]}
+    True
     """
     if not isinstance(filters, dict):
         return filters
-    out = dict(filters)
+    out = _canonical_tree(filters)
     for key in IDENTITY_KEYS:
-        value = out.get(key)
+        value = filters.get(key)
         if isinstance(value, str):
             out[key] = canonical_id(value, key)
         elif isinstance(value, dict) and set(value) == {"eq"} and isinstance(value["eq"], str):
             out[key] = {"eq": canonical_id(value["eq"], key)}
+    return out
+
+
+def _soft(value: Any) -> Any:
+    """A text operand in canonical form when it has one; anything else unchanged (the filter
+    compiler says what is wrong with it)."""
+    if isinstance(value, str):
+        try:
+            return canonical_id(value)
+        except IdentityError:
+            return value
+    if isinstance(value, list):
+        return [_soft(v) for v in value]
+    return value
+
+
+def _canonical_tree(filters: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in filters.items():
+        if key in ("AND", "OR") and isinstance(value, list):
+            out[key] = [_canonical_tree(v) if isinstance(v, dict) else v for v in value]
+        elif key == "NOT" and isinstance(value, dict):
+            out[key] = _canonical_tree(value)
+        elif key in IDENTITY_KEYS:
+            out[key] = {op: _soft(v) for op, v in value.items()} if isinstance(value, dict) else _soft(value)
+        else:
+            out[key] = value
     return out
 
 

@@ -103,8 +103,9 @@ def _rest(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) ->
             ids = [r["id"] for r in json.loads(content)["results"] if r.get("event") == "ADD"]
             emit(op="ack", user=user, ids=ids)
             if ids:
-                status, _, _ = t.request("GET", f"/memories/{ids[0]}?user_id={quote(user)}")
-                emit(op="read", user=user, ok=status == 200)
+                status, _, content = t.request("GET", f"/memories/{ids[0]}?user_id={quote(user)}")
+                emit(op="read", user=user, ok=status == 200, status=status,
+                     **({} if status == 200 else {"message": content[:300].decode("utf-8", "replace")}))
         except TransportError as exc:
             emit(op="error", user=user, type="TransportError", message=str(exc)[:300])
             time.sleep(0.05)
