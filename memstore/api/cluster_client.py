@@ -121,6 +121,7 @@ class ClusterClient(MemoryClient):
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 600.0,
                  layout: dict[str, Any] | None = None, retry_for: float = RETRY_FOR_S) -> None:
         super().__init__(url, token=token, timeout=timeout, retry_for=retry_for)
+        self.retry_broken = True
         self._layout = layout
         self._pool: Any = None
         self._pool_size = 0

@@ -11,7 +11,10 @@ An answer that says "unavailable, retry" (HTTP 502/503/504 whose JSON error is a
 restarting, a worker lost mid-add) is retried: after `Retry-After` (or 0.25 s, doubling, at most 4 s
 a wait) until `retry_for` seconds (default 15; 0 turns retries off) have passed since the first
 answer; then the last error is raised, with `fields["attempts"]`. A server that cannot be reached
-at all is not retried (nothing answered: it may not exist).
+at all is not retried (nothing answered: it may not exist). Through a cluster's balancer
+(`ClusterClient`), a request whose connection closed without any answer is retried the same way:
+that is how HAProxy answers a request on a kept-alive connection whose shard died mid-request
+(HTTP's "retry it" signal); such a write may have been applied once already.
 
 >>> c = MemoryClient("http://127.0.0.1:9", token="t")      # nothing listens on port 9
 >>> try:
@@ -52,6 +55,7 @@ class MemoryClient:
                  timeout: float = 600.0, retry_for: float = RETRY_FOR_S) -> None:
         self.url = url.rstrip("/")
         self.retry_for = float(retry_for)
+        self.retry_broken = False          # ClusterClient: a balancer's close without an answer is retried
         self.store = store
         self._token = token if token is not None else os.environ.get("MEMSTORE_TOKEN")
         self._timeout = timeout
@@ -104,14 +108,20 @@ class MemoryClient:
                  params: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Any:
         deadline, delay, attempts = None, RETRY_FIRST_S, 0
         while True:
-            resp = self._send(method, route, body, raw=raw, params=params, headers=headers)
             attempts += 1
-            status, head, content = resp
-            if status not in RETRY_STATUSES or self.retry_for <= 0:
-                return _answer(resp, self.url)
-            exc = _error(status, content, self.url)
-            if not (isinstance(exc, ServerUnavailableError) and getattr(exc, "retryable", True)):
-                raise exc
+            try:
+                resp = self._send(method, route, body, raw=raw, params=params, headers=headers)
+            except ServerUnavailableError as err:
+                if not (self.retry_broken and getattr(err, "broke", False)) or self.retry_for <= 0:
+                    raise
+                head, exc = {}, err
+            else:
+                status, head, content = resp
+                if status not in RETRY_STATUSES or self.retry_for <= 0:
+                    return _answer(resp, self.url)
+                exc = _error(status, content, self.url)
+                if not (isinstance(exc, ServerUnavailableError) and getattr(exc, "retryable", True)):
+                    raise exc
             now = time.monotonic()
             deadline = deadline if deadline is not None else now + self.retry_for
             wait = min(max(delay, _retry_after(head)), RETRY_MAX_WAIT_S)
@@ -133,10 +143,12 @@ class MemoryClient:
                 **(headers or {})})
         except TransportError as exc:
             self._rediscover()
-            raise ServerUnavailableError(
+            err = ServerUnavailableError(
                 f"memstore server at {self.url} is not reachable ({type(exc).__name__}: {exc})",
                 hint="start it with `memstore serve --store PATH` (or wait for it to restart) and retry; "
-                     "a write that was in flight may or may not have been applied", url=self.url) from None
+                     "a write that was in flight may or may not have been applied", url=self.url)
+            err.broke = exc.broke           # type: ignore[attr-defined]
+            raise err from None
         return resp
 
     def ingest_upload(self, path: str | os.PathLike, *, user_id: str | None = None, agent_id: str | None = None,

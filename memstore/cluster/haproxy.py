@@ -20,7 +20,10 @@ and HAProxy's own error pages (502, 503, 504, 408, ...: `http-error` rules, gene
 config) the same envelope, with `fields.retryable` and `fields.retry_after` and a `Retry-After`
 header. A request cut off by a shard that dies is retried by HAProxy on a fresh connection
 (`retry-on conn-failure empty-response`); when the shard stays down the client gets the JSON 503,
-and memstore's HTTP client retries it (bounded, with backoff: api/http_client.py).
+and memstore's HTTP client retries it (bounded, with backoff: api/http_client.py). One exception
+HAProxy does not let a config change: a request cut off that was not the first on its kept-alive
+client connection is answered by closing that connection without a word (HTTP's "retry it"
+signal, RFC 9112 9.3.1); the memstore client retries that too.
 
 >>> cfg = haproxy_config(["http://127.0.0.1:9000", "http://127.0.0.1:9001"])
 >>> "server shard1 127.0.0.1:9001 check" in cfg, "crc32,and(1023)" in cfg
@@ -133,7 +136,7 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
     table = slot_table(n)
     layout = json.dumps({"service": "memstore-cluster", "placement": PLACEMENT, "slots": SLOTS, "shards": n,
                          "slot_header": SLOT_HEADER, "shard_header": SHARD_HEADER})
-    no_key = "!has_slot !has_shard !any_shard_path"
+    no_key = "!has_slot !has_shard !any_shard_path !unplaced"
     retry_after = max(1, round(2 * check_interval_ms / 1000))      # two health checks: `rise 2`
     trim = f',ltrim("{_escaped(TRIMMABLE)}"),rtrim("{_escaped(TRIMMABLE)}")'   # core/scope_rule.py, what HAProxy can
     lines = [
@@ -179,6 +182,13 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
                       f"req.body,json_query('$.kwargs.{key}')"):
             lines.append(f"    http-request set-var(txn.key) {fetch}{trim} if !has_slot !has_key creates creates_path")
     lines += [
+        "    # an id HAProxy cannot read (json_query does not decode \\u escapes above U+00FF): any shard, which",
+        "    # places the id's canonical form itself and answers 421 naming the owner when it is not",
+        "    acl body_user req.body -m sub '\"user_id\"'",
+        "    acl body_scope req.body -m reg '\"(agent_id|run_id)\"'",
+        "    http-request set-var(txn.unplaced) bool(true) if !has_slot !has_shard !has_key body_user",
+        "    http-request set-var(txn.unplaced) bool(true) if !has_slot !has_shard !has_key creates creates_path body_scope",
+        "    acl unplaced var(txn.unplaced) -m bool",
         "    http-request set-var(txn.slot) var(txn.key),crc32,and(1023) if !has_slot has_key",
         "    # each shard's slots (jump consistent hash of the slot over the shard count)",
     ]
@@ -194,7 +204,7 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
         "shard: use memstore.connect(url), which fans out and merges, or the lake for analysis", 400, no_key))
     lines.append(_error("IdentityError", "bad X-Memstore-Slot or X-Memstore-Shard header",
                         f"slots are 0..{SLOTS - 1} and shards 0..{n - 1}: GET /cluster gives the layout", 400,
-                        " ".join(f"!to_shard{i}" for i in range(n)) + " !any_shard_path"))
+                        " ".join(f"!to_shard{i}" for i in range(n)) + " !any_shard_path !unplaced"))
     for i, (_, url) in enumerate(zip(addresses, shards)):
         lines.append(_error("ServerUnavailableError", f"shard {i} ({url}) is down: its health checks fail",
                             "retry later; other users are not affected; the memstore client retries", 503,

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--token", default=os.environ.get("MEMSTORE_TOKEN"))
     ap.add_argument("--ops", default="add,read", help="add,read (default) or add,search (bench)")
     ap.add_argument("--stop-file", default=None, help="stop early once this file exists")
+    ap.add_argument("--retry-for", type=float, default=0.0,
+                    help="the client's retry_for (default 0: a down shard's users fail at once, the test sees it)")
     a = ap.parse_args(argv)
     users = a.users.split(",")
     with open(a.log, "a", encoding="utf-8") as log:
@@ -61,7 +63,7 @@ def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) 
     from memstore.api.connect import connect
     from memstore.core.errors import MemstoreError
 
-    m = connect(a.url, token=a.token)
+    m = connect(a.url, token=a.token, retry_for=a.retry_for)
     rnd = random.Random(a.worker)
     deadline, n = time.monotonic() + a.seconds, 0
     while _running(a, deadline):
