@@ -256,7 +256,11 @@ _OPERATOR = {"type": "object", "minProperties": 1, "additionalProperties": False
                                for op in ("in", "nin")}}}
 
 COMPONENTS: Dict[str, Any] = {
-    "IdentityValue": {"type": "string", "pattern": NAME_PATTERN},
+    "IdentityValue": {"type": "string", "pattern": NAME_PATTERN, "maxLength": 200,
+                      "description": "A user / agent / run id. Stored, compared and placed in its canonical form "
+                                     "(surrounding whitespace removed, Unicode NFC; case kept); blank, longer "
+                                     "than 200 characters or holding a control or format character: 400 "
+                                     "IdentityError (memstore/core/scope_rule.py)."},
     "Filters": {
         "type": "object", "description": "mem0-style filters: {key: value} or {key: {operator: value}} on metadata "
                                          "and identity keys; AND / OR (lists) and NOT combine them.",
