@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memstore import IdentityError, ServerUnavailableError
+from memstore import DuplicateMemoryError, IdentityError, ServerUnavailableError
 from memstore.api.http_client import MemoryClient
 from memstore.cluster.haproxy import BALANCER_ERRORS, haproxy_config
 
@@ -86,6 +86,20 @@ def test_retry_for_0_and_errors_that_blame_the_request_are_not_retried(scripted)
     scripted.script[:] = [(400, {"error": {"type": "IdentityError", "message": "user_id is empty", "hint": "",
                                            "fields": {}}, "detail": "x"}, {})]
     with pytest.raises(IdentityError):
+        _client(scripted).get_all(user_id="ana")
+    assert len(scripted.calls) == 1
+
+
+def test_a_busy_store_is_retried_but_a_duplicate_is_not(scripted):
+    busy = {"error": {"type": "StoreBusyError", "message": "busy", "hint": "", "fields": {"retryable": True}},
+            "detail": "busy"}
+    scripted.script[:] = [(409, busy, {"retry-after": "0"}), (200, {"results": []}, {})]
+    assert _client(scripted).get_all(user_id="ana") == {"results": []}
+    assert len(scripted.calls) == 2
+    scripted.calls.clear()
+    dup = {"error": {"type": "DuplicateMemoryError", "message": "taken", "hint": "", "fields": {}}, "detail": "x"}
+    scripted.script[:] = [(409, dup, {})]
+    with pytest.raises(DuplicateMemoryError):
         _client(scripted).get_all(user_id="ana")
     assert len(scripted.calls) == 1
 

@@ -8,7 +8,7 @@ server on a new address too, when the client was opened from a store path.
 
 An answer that says "unavailable, retry" (HTTP 502/503/504 whose JSON error is a
 `ServerUnavailableError`, retryable: a cluster balancer's answer while a shard is down or
-restarting, a worker lost mid-add) is retried: after `Retry-After` (or 0.25 s, doubling, at most 4 s
+restarting, a worker lost mid-add; or a 409 `StoreBusyError`: nothing was changed) is retried: after `Retry-After` (or 0.25 s, doubling, at most 4 s
 a wait) until `retry_for` seconds (default 15; 0 turns retries off) have passed since the first
 answer; then the last error is raised, with `fields["attempts"]`. A server that cannot be reached
 at all is not retried (nothing answered: it may not exist). Through a cluster's balancer
@@ -35,12 +35,13 @@ from memstore.core import errors as _errors
 from memstore.api.protocol import METHODS, MemoryAPI
 from memstore.wire.transport import Transport, TransportError
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
-from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
+from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError, StoreBusyError
 
 RETRY_FOR_S = 15.0          # how long retryable answers are retried (MemoryClient(retry_for=...))
 RETRY_FIRST_S = 0.25        # the first wait; doubles each time
 RETRY_MAX_WAIT_S = 4.0      # the longest wait between two tries (Retry-After included)
-RETRY_STATUSES = frozenset({502, 503, 504})
+RETRY_STATUSES = frozenset({409, 502, 503, 504})
+RETRIED = (ServerUnavailableError, StoreBusyError)     # "nothing was changed, try again"
 _BUILTIN_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "KeyError": KeyError,
                    "FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError}
 # Arguments that name files: made absolute here, since the server's working directory is not ours.
@@ -120,7 +121,7 @@ class MemoryClient:
                 if status not in RETRY_STATUSES or self.retry_for <= 0:
                     return _answer(resp, self.url)
                 exc = _error(status, content, self.url)
-                if not (isinstance(exc, ServerUnavailableError) and getattr(exc, "retryable", True)):
+                if not (isinstance(exc, RETRIED) and getattr(exc, "retryable", True)):
                     raise exc
             now = time.monotonic()
             deadline = deadline if deadline is not None else now + self.retry_for
