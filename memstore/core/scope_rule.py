@@ -27,6 +27,7 @@ memstore.core.errors.IdentityError: user_id holds a control or format character 
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,24 +37,39 @@ from memstore.core.errors import IdentityError
 IDENTITY_KEYS = ("user_id", "agent_id", "run_id")       # also the placement order
 MAX_ID_CHARS = 200                                      # as given, padding included (the OpenAPI maxLength)
 NORMAL_FORM = "NFC"
-# Unicode categories refused inside an id: controls, format characters (zero-width, bidi), surrogates,
-# private use; plus the line and paragraph separators.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
-_REFUSED_CHARS = frozenset({"\u2028", "\u2029"})
+# Characters refused inside an id (the ends may hold whitespace: it is trimmed): controls (C0, DEL, C1),
+# format characters (soft hyphen, zero-width and bidi marks, BOM, tags...), the line and paragraph
+# separators, surrogates and private use. Listed as ranges (Unicode 15's Cc, Cf, Cs, Co, Zl, Zp), not
+# looked up by category, so every Python and the server's OpenAPI pattern (`IDENTITY_PATTERN`) agree.
+REFUSED_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
+                  (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F),
+                  (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xD800, 0xDFFF), (0xE000, 0xF8FF),
+                  (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+                  (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+                  (0xE0020, 0xE007F), (0xF0000, 0x10FFFF))
+
+
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    def one(cp: int) -> str:
+        return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+    return "".join(one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges)
+
+
+REFUSED_CLASS = _class(tuple(r for r in REFUSED_RANGES if r != (0xD800, 0xDFFF)))  # in [...]; Python's and Rust's
+# regex syntax (pydantic's default engine): a pattern cannot name lone surrogates, which JSON cannot carry
+# either (the server reads them as U+FFFD); the rule itself refuses them.
+# A whole value the rule accepts, as a Python regex (the server's pattern): optional surrounding
+# whitespace, then something that is neither whitespace at its ends nor refused anywhere.
+IDENTITY_PATTERN = rf"^\s*[^{REFUSED_CLASS}\s](?:[^{REFUSED_CLASS}]*[^{REFUSED_CLASS}\s])?\s*$"
+_REFUSED_RE = re.compile(f"[{REFUSED_CLASS}\\ud800-\\udfff]")
 # What HAProxy may trim before it places a key (`ltrim`/`rtrim` in 2.8+; the shard re-places anyway).
 TRIMMABLE = " \t\n\r\x0b\x0c"
 
 
 def _bad_char(value: str) -> tuple[int, str] | None:
-    if value.isascii():
-        for i, ch in enumerate(value):
-            if ch < " " or ch == "\x7f":
-                return i, ch
-        return None
-    for i, ch in enumerate(value):
-        if ch in _REFUSED_CHARS or unicodedata.category(ch) in _REFUSED_CATEGORIES:
-            return i, ch
-    return None
+    found = _REFUSED_RE.search(value)
+    return None if found is None else (found.start(), found.group())
 
 
 def canonical_id(value: object, key: str = "user_id") -> str | None:
@@ -176,13 +192,18 @@ def _soft(value: Any) -> Any:
     return value
 
 
-def _canonical_tree(filters: dict[str, Any]) -> dict[str, Any]:
+_MAX_DEPTH = 40     # deeper trees are left as they are: the filter compiler refuses them (FilterError)
+
+
+def _canonical_tree(filters: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    if depth > _MAX_DEPTH:
+        return filters
     out: dict[str, Any] = {}
     for key, value in filters.items():
         if key in ("AND", "OR") and isinstance(value, list):
-            out[key] = [_canonical_tree(v) if isinstance(v, dict) else v for v in value]
+            out[key] = [_canonical_tree(v, depth + 1) if isinstance(v, dict) else v for v in value]
         elif key == "NOT" and isinstance(value, dict):
-            out[key] = _canonical_tree(value)
+            out[key] = _canonical_tree(value, depth + 1)
         elif key in IDENTITY_KEYS:
             out[key] = {op: _soft(v) for op, v in value.items()} if isinstance(value, dict) else _soft(value)
         else:
