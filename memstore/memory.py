@@ -35,6 +35,7 @@ from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record
+from memstore.core.scope_rule import canonical_id
 from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.core.checks import check_limit
 from memstore.runtime import Runtime, given_vector
@@ -569,7 +570,7 @@ def merge_identity(filters: dict[str, Any] | None, user_id: str | None, agent_id
     for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is None:
             continue
-        value = value.strip() if isinstance(value, str) else value
+        value = canonical_id(value, key)        # the one scope rule (core/scope_rule.py)
         if key in filters and filters[key] != value:
             raise IdentityConflictError(f"{key} given twice with different values (as an argument and in filters)",
                                         hint=f"give {key} once", key=key)

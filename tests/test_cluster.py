@@ -161,7 +161,7 @@ def test_mixed_load_lands_every_write_once_on_its_shard(cluster, tmp_path):
     assert not errors, errors[:5]
     assert {r["kind"] for r in records if r["op"] == "ack" and r["ids"]} == {"client", "rest", "mcp"}
     reads = [r for r in records if r["op"] == "read"]
-    assert reads and all(r["ok"] for r in reads)                       # reads see own writes
+    assert reads and all(r["ok"] for r in reads), [r for r in reads if not r["ok"]][:5]   # reads see own writes
     _assert_each_ack_once_on_its_shard(records, _placed(cluster), 3)
     m = cluster.client()
     assert isinstance(m, ClusterClient) and m.shards == 3

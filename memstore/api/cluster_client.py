@@ -10,32 +10,33 @@ pointing at the lake. `FANOUT` says which, per method (README: "Many machines").
 ('alice', 'bot')
 >>> route_key("search", {"agent_id": "bot"}) is None        # an agent-only read: every shard
 True
+>>> route_key("add", {"user_id": "\\tJose\\u0301 "}) == "Jos\\u00e9"     # placed by its canonical form
+True
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Callable
 
-from memstore.api.http_client import MemoryClient
+from memstore.api.http_client import RETRY_FOR_S, MemoryClient
 from memstore.core.placement import CREATING, SCOPE_KEYS, slot_of
 from memstore.core.errors import CrossShardError, NotFoundError, ServerUnavailableError
+from memstore.core.scope_rule import canonical_id, filter_identity, placement_key
 
 SLOT_HEADER, SHARD_HEADER = "X-Memstore-Slot", "X-Memstore-Shard"
 
 
 def route_key(method: str, kwargs: dict[str, Any]) -> str | None:
-    """The placement key a call is routed by: its user (also inside `filters=`); for calls that
-    create rows, else its agent, else its run. None: the call spans shards."""
+    """The placement key a call is routed by, in canonical form (core/scope_rule.py): its user (also
+    inside `filters=`); for calls that create rows, else its agent, else its run. None: the call spans
+    shards. An identity value with no canonical form raises IdentityError here, before any request."""
     user = kwargs.get("user_id")
-    filters = kwargs.get("filters")
-    if user in (None, "") and isinstance(filters, dict) and isinstance(filters.get("user_id"), str):
-        user = filters["user_id"]
+    if user in (None, ""):
+        user = filter_identity(kwargs.get("filters")).get("user_id")
     if user not in (None, ""):
-        return str(user)
+        return canonical_id(user, "user_id")
     if method in CREATING:
-        for key in SCOPE_KEYS[1:]:
-            if kwargs.get(key) not in (None, ""):
-                return str(kwargs[key])
+        return placement_key({k: kwargs.get(k) for k in SCOPE_KEYS[1:]})
     return None
 
 
@@ -119,8 +120,9 @@ class ClusterClient(MemoryClient):
     """`memstore.connect(balancer_url, token=...)` when the URL is a cluster's balancer."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 600.0,
-                 layout: dict[str, Any] | None = None) -> None:
-        super().__init__(url, token=token, timeout=timeout)
+                 layout: dict[str, Any] | None = None, retry_for: float = RETRY_FOR_S) -> None:
+        super().__init__(url, token=token, timeout=timeout, retry_for=retry_for)
+        self.retry_broken = True
         self._layout = layout
         self._pool: Any = None
         self._pool_size = 0

@@ -20,19 +20,23 @@ def is_url(target: Any) -> bool:
     return isinstance(target, str) and target.strip().lower().startswith(("http://", "https://"))
 
 
-def connect(url: str, token: str | None = None, *, timeout: float = 600.0) -> Any:
+def connect(url: str, token: str | None = None, *, timeout: float = 600.0, retry_for: float | None = None) -> Any:
     """The HTTP client of the server at `url` (token: `token`, else $MEMSTORE_TOKEN); a
-    `ClusterClient` when `url` is a cluster's balancer (it answers `GET /cluster`).
+    `ClusterClient` when `url` is a cluster's balancer (it answers `GET /cluster`). `retry_for`:
+    seconds a retryable "unavailable" answer (503 ServerUnavailableError) is retried (default 15, 0: never).
 
     >>> # m = connect("http://127.0.0.1:8765", token=open("data/team.duckdb.server-token").read().strip())
     """
     from memstore.api.cluster_client import ClusterClient, cluster_layout
     from memstore.api.http_client import MemoryClient
 
+    from memstore.api.http_client import RETRY_FOR_S
+
+    retry = RETRY_FOR_S if retry_for is None else retry_for
     layout = cluster_layout(url)
     if layout is not None:
-        return ClusterClient(url, token=token, timeout=timeout, layout=layout)
-    return MemoryClient(url, token=token, timeout=timeout)
+        return ClusterClient(url, token=token, timeout=timeout, layout=layout, retry_for=retry)
+    return MemoryClient(url, token=token, timeout=timeout, retry_for=retry)
 
 
 def client_for(target: Any) -> Any:

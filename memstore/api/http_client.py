@@ -6,6 +6,16 @@ Errors the server raised come back as the same `memstore.core.errors` classes; a
 reached is a `ServerUnavailableError` (retryable), and the next call reconnects — to a restarted
 server on a new address too, when the client was opened from a store path.
 
+An answer that says "unavailable, retry" (HTTP 502/503/504 whose JSON error is a
+`ServerUnavailableError`, retryable: a cluster balancer's answer while a shard is down or
+restarting, a worker lost mid-add; or a 409 `StoreBusyError`: nothing was changed) is retried: after `Retry-After` (or 0.25 s, doubling, at most 4 s
+a wait) until `retry_for` seconds (default 15; 0 turns retries off) have passed since the first
+answer; then the last error is raised, with `fields["attempts"]`. A server that cannot be reached
+at all is not retried (nothing answered: it may not exist). Through a cluster's balancer
+(`ClusterClient`), a request whose connection closed without any answer is retried the same way:
+that is how HAProxy answers a request on a kept-alive connection whose shard died mid-request
+(HTTP's "retry it" signal); such a write may have been applied once already.
+
 >>> c = MemoryClient("http://127.0.0.1:9", token="t")      # nothing listens on port 9
 >>> try:
 ...     c.get("abc")
@@ -16,8 +26,8 @@ server on a new address too, when the client was opened from a store path.
 from __future__ import annotations
 
 import inspect
-
 import os
+import time
 from collections import Counter
 from typing import Any
 
@@ -25,8 +35,13 @@ from memstore.core import errors as _errors
 from memstore.api.protocol import METHODS, MemoryAPI
 from memstore.wire.transport import Transport, TransportError
 from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
-from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError
+from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError, StoreBusyError
 
+RETRY_FOR_S = 15.0          # how long retryable answers are retried (MemoryClient(retry_for=...))
+RETRY_FIRST_S = 0.25        # the first wait; doubles each time
+RETRY_MAX_WAIT_S = 4.0      # the longest wait between two tries (Retry-After included)
+RETRY_STATUSES = frozenset({409, 502, 503, 504})
+RETRIED = (ServerUnavailableError, StoreBusyError)     # "nothing was changed, try again"
 _BUILTIN_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "KeyError": KeyError,
                    "FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError}
 # Arguments that name files: made absolute here, since the server's working directory is not ours.
@@ -38,8 +53,10 @@ class MemoryClient:
     server owns `path`. Same methods and return shapes as the embedded `Memory`."""
 
     def __init__(self, url: str, *, token: str | None = None, store: str | None = None,
-                 timeout: float = 600.0) -> None:
+                 timeout: float = 600.0, retry_for: float = RETRY_FOR_S) -> None:
         self.url = url.rstrip("/")
+        self.retry_for = float(retry_for)
+        self.retry_broken = False          # ClusterClient: a balancer's close without an answer is retried
         self.store = store
         self._token = token if token is not None else os.environ.get("MEMSTORE_TOKEN")
         self._timeout = timeout
@@ -90,6 +107,36 @@ class MemoryClient:
 
     def _request(self, method: str, route: str, body: Any = None, *, raw: bytes | None = None,
                  params: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Any:
+        deadline, delay, attempts = None, RETRY_FIRST_S, 0
+        while True:
+            attempts += 1
+            try:
+                resp = self._send(method, route, body, raw=raw, params=params, headers=headers)
+            except ServerUnavailableError as err:
+                if not (self.retry_broken and getattr(err, "broke", False)) or self.retry_for <= 0:
+                    raise
+                head, exc = {}, err
+            else:
+                status, head, content = resp
+                if status not in RETRY_STATUSES or self.retry_for <= 0:
+                    return decode_answer(resp, self.url)
+                exc = _error(status, content, self.url)
+                if not (isinstance(exc, RETRIED) and getattr(exc, "retryable", True)):
+                    raise exc
+            now = time.monotonic()
+            deadline = deadline if deadline is not None else now + self.retry_for
+            wait = min(max(delay, _retry_after(head)), RETRY_MAX_WAIT_S)
+            if now + wait > deadline:
+                if isinstance(getattr(exc, "fields", None), dict):
+                    exc.fields["attempts"] = attempts
+                raise exc
+            time.sleep(wait)
+            delay *= 2
+
+    def _send(self, method: str, route: str, body: Any = None, *, raw: bytes | None = None,
+              params: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+              ) -> tuple[int, dict[str, str], bytes]:
+        """One HTTP exchange: (status, headers, body), or ServerUnavailableError when nothing answered."""
         try:
             resp = self._client().request(method, route, raw if raw is not None else (
                 dumps(body) if body is not None else None), params=params, headers={
@@ -97,11 +144,13 @@ class MemoryClient:
                 **(headers or {})})
         except TransportError as exc:
             self._rediscover()
-            raise ServerUnavailableError(
+            err = ServerUnavailableError(
                 f"memstore server at {self.url} is not reachable ({type(exc).__name__}: {exc})",
                 hint="start it with `memstore serve --store PATH` (or wait for it to restart) and retry; "
-                     "a write that was in flight may or may not have been applied", url=self.url) from None
-        return decode_answer(resp, self.url)
+                     "a write that was in flight may or may not have been applied", url=self.url)
+            err.broke = exc.broke           # type: ignore[attr-defined]
+            raise err from None
+        return resp
 
     def ingest_upload(self, path: str | os.PathLike, *, user_id: str | None = None, agent_id: str | None = None,
                       run_id: str | None = None, format: str = "auto") -> Any:
@@ -134,6 +183,14 @@ def decode_answer(resp: tuple[int, dict[str, str], bytes], url: str) -> Any:
             return ingest_report_from_dict(value)
         return value
     raise _error(status, content, url)
+
+
+def _retry_after(headers: dict[str, str]) -> float:
+    """The Retry-After header in seconds (0 when absent or not a number of seconds)."""
+    try:
+        return max(0.0, float(headers.get("retry-after", "") or 0))
+    except ValueError:
+        return 0.0
 
 
 def _error(status: int, content: bytes, url: str) -> BaseException:

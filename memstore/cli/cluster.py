@@ -21,9 +21,12 @@ def cmd_haproxy(args: argparse.Namespace) -> int:
 
 def cmd_place(args: argparse.Namespace) -> int:
     from memstore.core.placement import slot_of, shard_of_key
+    from memstore.core.scope_rule import canonical_id
 
-    for key in args.keys:
-        print(f"{key}\tslot {slot_of(key)}\tshard {shard_of_key(key, args.shards)}/{args.shards}")
+    for given in args.keys:
+        key = canonical_id(given)           # placed by its canonical form (core/scope_rule.py)
+        shown = key if key == given else f"{key} (given {given!r})"
+        print(f"{shown}\tslot {slot_of(key)}\tshard {shard_of_key(key, args.shards)}/{args.shards}")
     return 0
 
 

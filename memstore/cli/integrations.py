@@ -18,6 +18,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print("error: say whose memories this server serves: --user NAME (or --agent / --run); "
               "a tool call can never reach another scope", file=sys.stderr)
         return 2
+    from memstore.core.scope_rule import canonical_scope
+
+    scope = canonical_scope(scope)      # the one scope rule: an id it refuses stops here (IdentityError)
     try:
         from memstore.integrations.mcp_server import run_stdio
     except ImportError as exc:

@@ -7,6 +7,12 @@ Calls without a user_id that only read or delete (an agent-only filter, a memory
 cluster client fans them out to every shard and merges. Refused calls raise `WrongShardError`
 naming the right shard before anything runs, so nothing is stored.
 
+The owner is computed from the scope's canonical form (core/scope_rule.py), not the bytes the
+balancer hashed: `" alice"` sent raw through HAProxy is alice, and a shard that is not alice's
+answers 421 naming alice's shard instead of storing her memories where `forget` would not look.
+A value that has no canonical form (a control character inside, blank, too long) is an
+IdentityError here as at every other door.
+
 >>> class Echo:
 ...     def add(self, messages, **kw): return "stored"
 >>> g = ShardGuard(Echo(), shard=shard_of_key("alice", 2), shards=2)
@@ -23,17 +29,18 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-from memstore.core.placement import CREATING, SCOPE_KEYS, scope_key, shard_of_key
+from memstore.core.placement import CREATING, SCOPE_KEYS, shard_of_key
 from memstore.core.errors import WrongShardError
+from memstore.core.scope_rule import canonical_id, placement_key
 
 
 
 def check_owner(method: str, kwargs: Mapping[str, Any], shard: int, shards: int) -> None:
     """Raise WrongShardError when `method(**kwargs)` names a scope shard `shard` of `shards` does not own."""
     if kwargs.get("user_id") not in (None, ""):
-        key = str(kwargs["user_id"])
+        key = canonical_id(kwargs["user_id"], "user_id")
     elif method in CREATING:
-        key = scope_key(kwargs)
+        key = placement_key(kwargs)
         if key is None:
             return
     else:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from fastapi import Request      # at module level: the routes' annotations are resolved here
 
 from memstore.core.placement import PLACEMENT, shard_of_key
+from memstore.core.scope_rule import canonical_id
 from memstore.core.errors import AuthError, IdentityError, WrongShardError
 
 ACTOR = "memstore cluster rebalance"
@@ -57,12 +58,12 @@ def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token:
         u = body.get("user_id")
         if not isinstance(u, str) or not u:
             raise IdentityError("this /cluster route needs a user_id (a non-empty string)")
-        return u
+        return u                # a stored key, as /cluster/scopes listed it
 
     def scopes(body: dict[str, Any]) -> list[dict[str, Any]]:
         target = int(body.get("shards") or shards)
         rows = memory.db.dicts("queries/cluster_scope_keys")
-        return [{**r, "owner": shard_of_key(r["key"], target)} for r in rows]
+        return [{**r, "owner": shard_of_key(_placed(r["key"]), target)} for r in rows]
 
     def export_scope(body: dict[str, Any]) -> dict[str, Any]:
         manifest = memory.export_parquet(body["directory"], scope={"user_id": user(body)}, partition_by=None)
@@ -72,7 +73,7 @@ def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token:
         from memstore.analysis.scope_merge import merge_scope_export
 
         key = user(body)
-        owner = shard_of_key(key, shards)
+        owner = shard_of_key(_placed(key), shards)
         if owner != shard:
             raise WrongShardError(f"shard {shard}/{shards} does not own user {key!r} (shard {owner} does): "
                                   f"not importing it", key=key, shard=owner, shards=shards, this_shard=shard)
@@ -95,3 +96,12 @@ def mount_shard_routes(app: Any, memory: Any, *, shard: int, shards: int, token:
     for path, fn in (("scopes", scopes), ("export_scope", export_scope), ("import_scope", import_scope),
                      ("memory_ids", memory_ids), ("forget_scope", forget_scope), ("receipts", receipts), ("scrub_store", scrub_store)):
         route(f"/cluster/{path}", fn)
+
+
+def _placed(key: str) -> str:
+    """The placement key of a stored scope key: its canonical form (a key stored before the one scope
+    rule, e.g. NFD, moves to where the library now looks for it); a key with no canonical form stays."""
+    try:
+        return canonical_id(key) or key
+    except IdentityError:
+        return key

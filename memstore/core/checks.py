@@ -55,16 +55,9 @@ def check_text(value: Any, arg: str, *, allow_empty: bool = False) -> str:
 
 def check_scope_args(user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> dict[str, str]:
     """The identity keys given to an id-based call (get / update / delete / history), as a dict."""
-    out = {}
-    for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            from memstore.core.errors import IdentityError
+    from memstore.core.scope_rule import canonical_scope
 
-            raise IdentityError(f"{key} must be a non-empty string", key=key)
-        out[key] = value.strip()
-    return out
+    return canonical_scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
 
 
 def scope_matches(row: dict[str, Any], **scope: Any) -> bool:

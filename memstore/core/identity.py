@@ -13,23 +13,9 @@ import functools
 from dataclasses import dataclass
 
 from memstore.core.errors import IdentityError
+from memstore.core.scope_rule import IDENTITY_KEYS, canonical_id
 
-IDENTITY_KEYS = ("user_id", "agent_id", "run_id")
 RESERVED_METADATA_KEYS = frozenset(IDENTITY_KEYS + ("actor_id", "id", "memory", "hash", "scope_key"))
-
-
-def _clean(value: object, key: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise IdentityError(f"{key} must be a string, got {type(value).__name__}", key=key,
-                            hint=f'e.g. {key}="alice" (str(...) it if your ids are numbers)')
-    value = value.strip()
-    if not value:
-        raise IdentityError(f"{key} is empty", hint=f"pass a non-empty {key} or leave it out", key=key)
-    if "\x00" in value:
-        raise IdentityError(f"{key} contains a NUL byte", key=key)
-    return value
 
 
 @dataclass(frozen=True)
@@ -42,7 +28,8 @@ class Scope:
 
     @classmethod
     def from_kwargs(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> "Scope":
-        scope = cls(_clean(user_id, "user_id"), _clean(agent_id, "agent_id"), _clean(run_id, "run_id"))
+        scope = cls(canonical_id(user_id, "user_id"), canonical_id(agent_id, "agent_id"),
+                    canonical_id(run_id, "run_id"))     # the one scope rule (core/scope_rule.py)
         if scope.user_id is None and scope.agent_id is None and scope.run_id is None:
             raise IdentityError("no identity given",
                                 hint="pass at least one of user_id=, agent_id=, run_id=")
@@ -87,7 +74,7 @@ def key_parts(key: str) -> tuple[str | None, str | None, str | None]:
 
 def scope_matches(scope_key: str, identity: tuple[tuple[str, str], ...]) -> bool:
     """Can a memory stored under `scope_key` match a filter requiring `identity` ((key, value)
-    pairs of IDENTITY_KEYS)?
+    pairs of IDENTITY_KEYS, values canonical: the library's filters are, core/scope_rule.py)?
 
     >>> scope_matches("u=ana|a=|r=", (("user_id", "ana"),)), scope_matches("u=bo|a=|r=", (("user_id", "ana"),))
     (True, False)

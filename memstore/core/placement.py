@@ -22,24 +22,24 @@ from __future__ import annotations
 import zlib
 from typing import Any, Mapping
 
+from memstore.core.scope_rule import IDENTITY_KEYS, placement_key
+
 SLOTS = 1024                     # slots of the key space; a cluster has at most SLOTS shards
-SCOPE_KEYS = ("user_id", "agent_id", "run_id")      # in placement order
+SCOPE_KEYS = IDENTITY_KEYS                          # in placement order
 PLACEMENT = "crc32-1024-jump/1"  # names this scheme in /cluster answers and configs
 # Calls that create a scope's rows: placed by their scope key even when it is not a user.
 CREATING = frozenset({"add", "ingest", "ingest_upload", "ingest_prepared", "ingest_known"})
 
 
 def scope_key(scope: Mapping[str, Any]) -> str | None:
-    """The placement key: user_id, else agent_id, else run_id (None when the scope names none)."""
-    for name in SCOPE_KEYS:
-        value = scope.get(name)
-        if value is not None and value != "":
-            return str(value)
-    return None
+    """The placement key: the canonical user_id, else agent_id, else run_id (None when the scope
+    names none; IdentityError when it is not a valid id): core/scope_rule.py's `placement_key`."""
+    return placement_key(scope)
 
 
 def slot_of(key: str) -> int:
-    """The key's slot: CRC-32 of its UTF-8 bytes, modulo SLOTS (HAProxy: `crc32,and(1023)`)."""
+    """The key's slot: CRC-32 of its UTF-8 bytes, modulo SLOTS (HAProxy: `crc32,and(1023)`). `key`
+    is a canonical id (`placement_key`): the bytes of " alice" are another slot than alice's."""
     return zlib.crc32(key.encode("utf-8")) & (SLOTS - 1)
 
 

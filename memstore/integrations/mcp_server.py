@@ -23,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Annotated, Any
 
+from memstore.core.errors import IdentityError
+from memstore.core.scope_rule import canonical_id
 from memstore.integrations.scoped_tools import ScopedTools, ScopeViolation
 
 USER_HEADER = "x-memstore-user"
@@ -290,6 +292,12 @@ def mount_mcp(app: Any, memory: Any, *, path: str = "/mcp", token: str | None = 
             return
         if not bound:
             user = (user or "").strip()
+            try:
+                user = canonical_id(user, "user_id") if user else ""   # the one scope rule (core/scope_rule.py)
+            except IdentityError as exc:
+                await JSONResponse({"error": "IdentityError", "message": str(exc)}, status_code=400)(
+                    scope, receive, send)
+                return
             if not user:
                 body = {"error": "missing_user", "message": f"no user for this MCP endpoint — connect to "
                         f"{path}/CLIENT/USER_ID, or send the {USER_HEADER} header or ?user_id="}

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from memstore.core.errors import MemstoreError
-from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.scope_rule import IDENTITY_KEYS, canonical_scope, confine_scope, filter_within
 from memstore.core.read_context import quiet
 from memstore.core.errors import ScopeViolation  # noqa: F401  (defined with every error class)
 
@@ -54,20 +54,6 @@ def compact(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _identity_values(filters: Any, found: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Every identity key named anywhere in a filter tree, with its value."""
-    if isinstance(filters, dict):
-        for key, value in filters.items():
-            if key in ("AND", "OR") and isinstance(value, list):
-                for sub in value:
-                    _identity_values(sub, found)
-            elif key == "NOT":
-                _identity_values(value, found)
-            elif key in IDENTITY_KEYS:
-                found.append((key, value))
-    return found
-
-
 class ScopedTools:
     """The tools of one scope (e.g. {"user_id": "alice"}) over a `Memory`-like object."""
 
@@ -76,6 +62,7 @@ class ScopedTools:
         if not scope or set(scope) - set(IDENTITY_KEYS):
             raise ScopeViolation(f"a tool scope needs user_id, agent_id or run_id, got {sorted(scope)}",
                                  hint="start the server with --user NAME")
+        scope = canonical_scope(scope)      # the one scope rule (core/scope_rule.py)
         self.memory, self.scope, self.actor_id = memory, scope, actor_id
 
     # -- scope checks --------------------------------------------------------------------------
@@ -85,17 +72,11 @@ class ScopedTools:
     def identity(self, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None) -> dict[str, str]:
         """The bound scope, narrowed by the identity arguments of a call (never widened or moved)."""
-        given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        out = dict(self.scope)
-        for key, value in given.items():
-            if value is None or value == "":
-                continue
-            value = value.strip() if isinstance(value, str) else value
-            if key in self.scope and value != self.scope[key]:
-                raise ScopeViolation(f"this memory server is bound to {self._who()}; {key}={value!r} is another scope",
-                                     hint=f"leave {key} out: it is filled in for you")
-            out[key] = value
-        return out
+        def refuse(key: str, value: Any) -> ScopeViolation:
+            return ScopeViolation(f"this memory server is bound to {self._who()}; {key}={value!r} is another scope",
+                                  hint=f"leave {key} out: it is filled in for you")
+
+        return confine_scope({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, self.scope, refuse)
 
     def filters(self, filters: dict[str, Any] | None, **identity: str | None) -> dict[str, Any]:
         """Caller filters ANDed under the bound scope; naming another scope anywhere is refused."""
@@ -104,11 +85,11 @@ class ScopedTools:
             return scope
         if not isinstance(filters, dict):
             raise ScopeViolation(f"filters must be an object, got {type(filters).__name__}")
-        for key, value in _identity_values(filters, []):
-            plain = value.get("eq") if isinstance(value, dict) and set(value) == {"eq"} else value
-            if key in self.scope and plain != self.scope[key]:
-                raise ScopeViolation(f"this memory server is bound to {self._who()}; the filter names {key}={value!r}",
-                                     hint=f"leave {key} out of filters: it is filled in for you")
+        def refuse(key: str, value: Any) -> ScopeViolation:
+            return ScopeViolation(f"this memory server is bound to {self._who()}; the filter names {key}={value!r}",
+                                  hint=f"leave {key} out of filters: it is filled in for you")
+
+        filter_within(filters, self.scope, refuse)
         return {**scope, "AND": [filters]}
 
     def owned(self, memory_id: str) -> dict[str, Any]:

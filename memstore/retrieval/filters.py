@@ -176,21 +176,15 @@ def _scalar(v: Any) -> str:
 
 
 def trim_identity(filters: Any) -> Any:
-    """Top-level identity values trimmed as add() trims them, so " alice " reads what it wrote.
+    """Top-level identity values in the canonical form add() stores (core/scope_rule.py), so
+    " alice " reads what it wrote.
 
     >>> trim_identity({"user_id": " alice ", "agent_id": {"eq": "bot "}, "topic": " x "})
     {'user_id': 'alice', 'agent_id': {'eq': 'bot'}, 'topic': ' x '}
     """
-    if not isinstance(filters, dict):
-        return filters
-    out = dict(filters)
-    for k in IDENTITY_KEYS:
-        v = out.get(k)
-        if isinstance(v, str):
-            out[k] = v.strip()
-        elif isinstance(v, dict) and set(v) == {"eq"} and isinstance(v["eq"], str):
-            out[k] = {"eq": v["eq"].strip()}
-    return out
+    from memstore.core.scope_rule import canonical_filters
+
+    return canonical_filters(filters)
 
 
 def scope_of(filters: dict[str, Any] | None) -> dict[str, str]:

@@ -36,8 +36,9 @@ from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
 from memstore.server.limits import BodyLimit
 from memstore.server.openapi import as_call, call_arguments, document_api
+from memstore.core.scope_rule import IDENTITY_PATTERN, MAX_ID_CHARS
 from memstore.server.platform_routes import document_platform_routes, mount_platform_routes
-from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, MemoryUpdate, Name, Query,
+from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, Identity, MemoryUpdate, Query,
                                             check_json_upload, valid_unicode)
 
 # HTTP status for each error family (the JSON body names the exact class).
@@ -54,7 +55,7 @@ _BUILTIN_STATUS = {TypeError: 400, ValueError: 400, KeyError: 404, FileNotFoundE
 
 _IDENTITY_ANY_OF = {"anyOf": [{"required": [k], "properties": {k: {"$ref": "#/components/schemas/IdentityValue"}}}
                               for k in ("user_id", "agent_id", "run_id")]}
-Ident = Optional[Name]
+Ident = Optional[Identity]
 
 
 class Message(BaseModel):
@@ -94,7 +95,7 @@ class SearchRequest(_Mem0Body):
 
 UploadFormat = Literal["auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet"]
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
-_IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
+_IdentityQuery = Annotated[Optional[str], QueryParam(pattern=IDENTITY_PATTERN, max_length=MAX_ID_CHARS)]
 
 
 def error_body(exc: BaseException) -> tuple[int, Dict[str, Any]]:

@@ -40,6 +40,7 @@ import threading
 import time
 from typing import Any
 
+from memstore.core.scope_rule import canonical_id, same_id
 from memstore.core.errors import AuthError, ConfigError, MemstoreError, NotFoundError, TokenRightsError
 from memstore.server.scoped_memory import ADMIN, Grant, GuardedMemory
 
@@ -174,7 +175,7 @@ class Access:
         def authorize(request: Any, user: str | None, client: str) -> tuple[dict[str, str], str, Any]:
             try:
                 grant = self.verify(request.headers.get("authorization", ""))
-                user = (user or "").strip() or None
+                user = canonical_id(user, "user_id") if user and user.strip() else None   # core/scope_rule.py
                 if grant.admin:
                     if not user:
                         raise _missing_user()
@@ -182,7 +183,7 @@ class Access:
                 else:
                     scope, actor = dict(grant.scope), grant.actor
                     if user is not None:
-                        if "user_id" in scope and user != scope["user_id"]:
+                        if "user_id" in scope and not same_id(user, scope["user_id"]):
                             raise NotFoundError(f"no user {user!r} for this token",
                                                 hint="connect to /mcp/CLIENT/<the token's user>, or to /mcp "
                                                      "without a user: the token says whose memories these are")

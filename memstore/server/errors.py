@@ -78,6 +78,14 @@ def _body(status: int, type_: str, message: str, hint: str = "", **fields: Any) 
     return {"error": {"type": type_, "message": message, "hint": hint, "fields": fields}, "detail": message}
 
 
+def _identity_loc(loc: Any) -> bool:
+    """Does a validation error's location end at an identity argument (user_id / agent_id / run_id)?"""
+    from memstore.core.scope_rule import IDENTITY_KEYS
+
+    names = [p for p in loc if isinstance(p, str)]
+    return bool(names) and names[-1] in IDENTITY_KEYS
+
+
 def _allowed(app: FastAPI, request: Request) -> list[str]:
     methods: set[str] = set()
     for route in app.router.routes:
@@ -96,8 +104,13 @@ def install_error_envelope(app: FastAPI, base: Callable[[BaseException], tuple[i
         return JSONResponse(body, status_code=status, headers=retry_headers(body))
 
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors()][:10]
+        errors = exc.errors()
+        problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors][:10]
         message = "the request does not match the API: " + "; ".join(problems)
+        if errors and all(_identity_loc(e.get("loc", ())) for e in errors):
+            # a user_id / agent_id / run_id the one scope rule refuses: the library's answer (core/scope_rule.py)
+            return JSONResponse(_body(400, "IdentityError", message, "ids are non-blank plain text of at most "
+                                      "200 characters, without control characters"), status_code=400)
         return JSONResponse(_body(422, "InvalidInputError", message, "see /docs for the request's schema"),
                             status_code=422)
 

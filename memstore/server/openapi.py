@@ -25,7 +25,8 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memstore.api.protocol import METHODS, MethodSpec
-from memstore.core.errors import ArgumentError
+from memstore.core.errors import ArgumentError, IdentityError
+from memstore.core.scope_rule import IDENTITY_KEYS
 from memstore.server.errors import ErrorBody
 from memstore.server.openapi_rules import (COMPONENTS, FILTER_ARGUMENTS, ID_PATTERN, NAME_PATTERN, UPLOAD_BODY, MemoryUpdate,
                                             argument_type, request_rules, response_schema)
@@ -119,9 +120,18 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
             where = ".".join(str(p) for p in e.get("loc", ()))
             problems.append(f"{where}: unknown argument" if e.get("type") == "extra_forbidden"
                             else f"{where}: {e.get('msg')}")
+        if all(_identity_error(e) for e in exc.errors()):     # the one scope rule's answer (core/scope_rule.py)
+            raise IdentityError(f"{spec.name}(): {'; '.join(problems)}", hint="ids are non-blank plain text of at "
+                                "most 200 characters, without control characters") from None
         raise ArgumentError(f"{spec.name}(): {'; '.join(problems)}",
                             hint=f"{spec.name}() takes: {', '.join(names)}", arguments=", ".join(names)) from None
     return checked.model_dump(include=set(kwargs), exclude_unset=True)     # as checked: 85.0 -> 85
+
+
+def _identity_error(error: Dict[str, Any]) -> bool:
+    """A validation error about the value of user_id / agent_id / run_id (not an unknown argument)."""
+    loc = [p for p in error.get("loc", ()) if isinstance(p, str)]
+    return error.get("type") != "extra_forbidden" and bool(loc) and loc[-1] in IDENTITY_KEYS
 
 
 def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[str, Any]]:

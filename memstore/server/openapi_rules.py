@@ -22,6 +22,7 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
 from memstore.core.identity import IDENTITY_KEYS, RESERVED_METADATA_KEYS
+from memstore.core.scope_rule import IDENTITY_PATTERN, MAX_ID_CHARS
 from memstore.retrieval.filters import JSON_PATH
 
 ID_PATTERN = r"^[0-9A-Za-z_:-][0-9A-Za-z_.:-]{0,199}$"   # the ids add() hands out (UUIDs), safe in a URL path
@@ -76,6 +77,8 @@ DateTimeTag = Annotated[dt.datetime, WithJsonSchema({
     "properties": {"$datetime": {"type": "string", "pattern": TIME_PATTERN}}})]
 MemoryId = Annotated[str, Field(pattern=ID_PATTERN, max_length=200, description="A memory id (add() hands them out).")]
 Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=200)]
+# A user / agent / run id: what the one scope rule accepts (core/scope_rule.py), surrounding whitespace included
+Identity = Annotated[str, Field(pattern=IDENTITY_PATTERN, max_length=MAX_ID_CHARS)]
 Query = Annotated[str, Field(pattern=TEXT_PATTERN, max_length=10_000, description="Text to search for.")]
 TimeText = Annotated[str, Field(pattern=TIME_PATTERN, description="ISO-8601, e.g. 2023-05-10T14:00 (UTC unless it "
                                                                   "names an offset).")]
@@ -189,7 +192,8 @@ class IngestConversation(BaseModel):
 
 _BY_NAME: Dict[str, Any] = {
     "memory_id": MemoryId, "keep": MemoryId, "supersede": Ids, "dismiss": Ids,
-    "user_id": Optional[Name], "agent_id": Optional[Name], "run_id": Optional[Name], "actor_id": Optional[Name],
+    "user_id": Optional[Identity], "agent_id": Optional[Identity], "run_id": Optional[Identity],
+    "actor_id": Optional[Name],
     "query": Query, "top_k": Optional[Count], "limit": Optional[Count],
     "now": When, "as_of": When, "timestamp": When, "expiration_date": When,
     "messages": Messages,
@@ -200,7 +204,7 @@ _BY_NAME: Dict[str, Any] = {
     "retain_days": Optional[Int(0, 1_000_000)],
     "format": Literal[FORMATS],
     "partition_by": Optional[Literal[IDENTITY_KEYS + ("scope_key",)]],
-    "scope": Optional[Dict[Literal[IDENTITY_KEYS], Optional[Name]]],
+    "scope": Optional[Dict[Literal[IDENTITY_KEYS], Optional[Identity]]],
     "directory": Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{1,200}$",
                                       description="A new (or empty) directory on the server.")],
     "threshold": Optional[Annotated[float, Field(ge=-1e6, le=1e6)]],
@@ -283,7 +287,11 @@ _OPERATOR = {"type": "object", "minProperties": 1, "additionalProperties": False
                                for op in ("in", "nin")}}}
 
 COMPONENTS: Dict[str, Any] = {
-    "IdentityValue": {"type": "string", "pattern": NAME_PATTERN},
+    "IdentityValue": {"type": "string", "pattern": IDENTITY_PATTERN, "maxLength": MAX_ID_CHARS,
+                      "description": "A user / agent / run id. Stored, compared and placed in its canonical form "
+                                     "(surrounding whitespace removed, Unicode NFC; case kept); blank, longer "
+                                     "than 200 characters or holding a control or format character: 400 "
+                                     "IdentityError (memstore/core/scope_rule.py)."},
     "Filters": {
         "type": "object", "description": "mem0-style filters: {key: value} or {key: {operator: value}} on metadata "
                                          "and identity keys; AND / OR (lists) and NOT combine them.",

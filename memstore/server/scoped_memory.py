@@ -42,6 +42,7 @@ from typing import Any
 from memstore.api.protocol import METHODS
 from memstore.core.errors import AuthError, NotFoundError, TokenRightsError
 from memstore.core.read_context import quiet, reading
+from memstore.core.scope_rule import canonical_scope, confine_scope, filter_within
 
 # Methods whose identity arguments (and filters) are confined to the token's scope. get / history /
 # update / delete take the scope too: the library then answers an id outside it as an unknown id.
@@ -79,12 +80,6 @@ def other_scope(key: str, value: Any) -> NotFoundError:
                          hint=f"this token sees one scope: leave {key} out and it is filled in")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"eq"}:
-        value = value["eq"]
-    return value.strip() if isinstance(value, str) else value
-
-
 def check_filter_scope(filters: Any, scope: dict[str, str]) -> None:
     """Refuse (NotFoundError) a filter tree that names any identity outside `scope` anywhere.
 
@@ -94,30 +89,18 @@ def check_filter_scope(filters: Any, scope: dict[str, str]) -> None:
     ...
     memstore.core.errors.NotFoundError: no memories of user_id={'in': ['bob']} — this token sees one scope: leave user_id out and it is filled in
     """
-    if isinstance(filters, dict):
-        for key, value in filters.items():
-            if key in ("AND", "OR") and isinstance(value, list):
-                for sub in value:
-                    check_filter_scope(sub, scope)
-            elif key == "NOT":
-                check_filter_scope(value, scope)
-            elif key in scope and _plain(value) != scope[key]:
-                raise other_scope(key, value)
+    filter_within(filters, canonical_scope(scope), other_scope)
 
 
 def confine(kwargs: dict[str, Any], scope: dict[str, str]) -> dict[str, Any]:
-    """`kwargs` with the scope filled in; an identity or filter naming another scope raises.
+    """`kwargs` with the scope filled in; an identity or filter naming another scope raises. Values
+    are compared and passed on in their canonical form (core/scope_rule.py: " alice" is alice).
 
     >>> confine({"agent_id": "x", "top_k": 3}, {"user_id": "alice"})
     {'agent_id': 'x', 'top_k': 3, 'user_id': 'alice'}
     """
     out = dict(kwargs)
-    for key, value in scope.items():
-        given = _plain(out.get(key))
-        if given is None or given == "":
-            out[key] = value
-        elif given != value:
-            raise other_scope(key, out[key])
+    out.update(confine_scope(out, scope, other_scope))
     if out.get("filters"):      # the library ANDs the identity arguments over the whole tree
         check_filter_scope(out["filters"], scope)
     return out

@@ -26,8 +26,10 @@ class ClusterProcess:
     """Shard servers `shard{i}.duckdb` under `root` and an HAProxy in front; `.url`, `.token`, `.client()`."""
 
     def __init__(self, root: Any, *, shards: int = 3, config: dict[str, Any] | None = None,
-                 token: str | None = None, check_interval_ms: int = 300) -> None:
+                 token: str | None = None, check_interval_ms: int = 300,
+                 shard_args: list[str] | None = None) -> None:
         self.root = Path(root)
+        self.shard_args = list(shard_args or [])       # more `memstore serve` arguments for every shard
         self.config = config
         self.token = token or secrets.token_urlsafe(24)
         self.check_interval_ms = check_interval_ms
@@ -43,7 +45,8 @@ class ClusterProcess:
 
     def make_shard(self, i: int, n: int, port: int | None = None) -> ServerProcess:
         """A (not yet started) server for shard i of n on its store file."""
-        return ServerProcess(self.shard_store(i), config=self.config, port=port, args=["--shard", f"{i}/{n}"],
+        return ServerProcess(self.shard_store(i), config=self.config, port=port,
+                             args=["--shard", f"{i}/{n}", *self.shard_args],
                              env={"MEMSTORE_TOKEN": self.token})
 
     def start_shards(self, n: int) -> None:

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--token", default=os.environ.get("MEMSTORE_TOKEN"))
     ap.add_argument("--ops", default="add,read", help="add,read (default) or add,search (bench)")
     ap.add_argument("--stop-file", default=None, help="stop early once this file exists")
+    ap.add_argument("--retry-for", type=float, default=0.0,
+                    help="the client's retry_for (default 0: a down shard's users fail at once, the test sees it)")
     a = ap.parse_args(argv)
     users = a.users.split(",")
     with open(a.log, "a", encoding="utf-8") as log:
@@ -61,7 +63,7 @@ def _client(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) 
     from memstore.api.connect import connect
     from memstore.core.errors import MemstoreError
 
-    m = connect(a.url, token=a.token)
+    m = connect(a.url, token=a.token, retry_for=a.retry_for)
     rnd = random.Random(a.worker)
     deadline, n = time.monotonic() + a.seconds, 0
     while _running(a, deadline):
@@ -103,8 +105,9 @@ def _rest(a: argparse.Namespace, users: list[str], emit: Callable[..., None]) ->
             ids = [r["id"] for r in json.loads(content)["results"] if r.get("event") == "ADD"]
             emit(op="ack", user=user, ids=ids)
             if ids:
-                status, _, _ = t.request("GET", f"/memories/{ids[0]}?user_id={quote(user)}")
-                emit(op="read", user=user, ok=status == 200)
+                status, _, content = t.request("GET", f"/memories/{ids[0]}?user_id={quote(user)}")
+                emit(op="read", user=user, ok=status == 200, status=status,
+                     **({} if status == 200 else {"message": content[:300].decode("utf-8", "replace")}))
         except TransportError as exc:
             emit(op="error", user=user, type="TransportError", message=str(exc)[:300])
             time.sleep(0.05)

@@ -30,7 +30,10 @@ _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class TransportError(ConnectionError):
-    """The server could not be reached, or the connection broke before an answer."""
+    """The server could not be reached, or the connection broke before an answer (`broke`: the
+    request was sent and the connection closed without any answer)."""
+
+    broke = False
 
 
 class Transport:
@@ -82,7 +85,9 @@ class Transport:
                 self.close()
                 if reused and attempt == 0 and (method in _SAFE or idle >= RESEND_IDLE_S):
                     continue                    # the server closed an idle keep-alive connection
-                raise TransportError(f"connection to {self.host}:{self.port} broke: {exc}") from None
+                err = TransportError(f"connection to {self.host}:{self.port} broke: {exc}")
+                err.broke = True
+                raise err from None
             except (OSError, http.client.HTTPException) as exc:
                 self.close()
                 raise TransportError(f"cannot reach {self.host}:{self.port}: {exc}") from None
