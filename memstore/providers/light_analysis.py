@@ -16,7 +16,7 @@ lemmatizer's noun index knows. The same word always gets the same lemma, so sear
 >>> from memstore.providers.nlp import SpacyNLP
 >>> a = light_analyze(SpacyNLP(), ["Alice was hiking near Mount Rainier; the kids ran ahead."])[0]
 >>> sorted(a.terms)
-['ahead', 'alice', 'hike', 'kid', 'mount', 'rainier', 'run']
+['ahead', 'alice', 'hike', 'kid', 'mount', 'near', 'rainier', 'run']
 >>> sorted(e.norm for e in a.entities if e.label == "PROPN")
 ['alice', 'mount rainier']
 """
