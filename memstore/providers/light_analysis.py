@@ -82,6 +82,14 @@ def _word(nlp: Any, word: str) -> tuple[str, bool]:
     return out
 
 
+def _unknown(nlp: Any, word: str) -> bool:
+    """A word no index of the rule lemmatizer knows as a noun, verb or adjective (a name)."""
+    lemmatizer = nlp.nlp.get_pipe("lemmatizer") if getattr(nlp, "has_lemmas", False) else None
+    if lemmatizer is None or not word.isalpha():
+        return False
+    return not any(word in _index(lemmatizer, p) for p in ("noun", "verb", "adj"))
+
+
 def light_analyze(nlp: Any, texts: Sequence[str]) -> list[Analysis]:
     """Terms and entities of each text (see the module's docstring); `nlp` is a SpacyNLP."""
     stop = nlp.nlp.Defaults.stop_words
@@ -117,7 +125,9 @@ def _one(nlp: Any, text: str, stop: Any) -> Analysis:
             continue                 # do/does/can + not: stop words all
         base = _SUFFIX.sub("", tok)
         low = base.lower()
-        name = base[:1].isupper() and not start and low not in stop
+        # a capitalised word is a name inside a sentence, and at its start when it is no word the
+        # lemmatizer knows ("Alice said", not "Deploy the app")
+        name = base[:1].isupper() and low not in stop and (not start or _unknown(nlp, low))
         start = False
         if name:
             run.append(base)
