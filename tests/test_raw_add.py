@@ -66,3 +66,58 @@ def test_light_analysis_of_code_and_contractions():
     a = light_analyze(SpacyNLP(), ["I don't know why require('axios') fails: it's in package.json"])[0]
     assert {"axios", "require", "package", "json", "fail"} <= set(a.terms)
     assert not {"don", "n't", "t", "it"} & set(a.terms)
+
+
+# -- de-duplication keeps every source ------------------------------------------------------------
+
+def test_exact_duplicate_raw_message_keeps_one_memory_and_every_source(memory):
+    first = memory.add([{"role": "user", "content": "Deploy on Fridays is banned."}], user_id="team", infer=False,
+                       metadata={"channel": "ops", "n": 1})
+    mid = first["results"][0]["id"]
+    second = memory.add([{"role": "user", "content": "Deploy on Fridays is banned."}], user_id="team", infer=False,
+                        metadata={"channel": "eng", "n": 2})
+    # mem0's shape, truthful: the existing memory, nothing changed (NONE), this occurrence's source
+    [res] = second["results"]
+    assert (res["id"], res["event"], res["deduplicated"], res["metadata"]) == (mid, "NONE", True,
+                                                                                {"channel": "eng", "n": 2})
+    assert second["extraction"]["deduplicated"] == 1
+    assert memory.db.scalar("SELECT count(*) FROM memories") == 1
+    got = memory.get(mid)
+    assert [s["metadata"] for s in got["sources"]] == [{"channel": "ops", "n": 1}, {"channel": "eng", "n": 2}]
+    msg_ids = [r[0] for r in memory.db.rows("t", sql="SELECT id FROM messages ORDER BY created_at")]
+    assert [s["message_ids"] for s in got["sources"]] == [[msg_ids[0]], [msg_ids[1]]]
+    assert res["source_message_ids"] == [msg_ids[1]]
+    # a memory added once has no `sources` (its one source is source_message_ids / metadata)
+    other = memory.add("only once", user_id="team", infer=False)["results"][0]["id"]
+    assert "sources" not in memory.get(other)
+
+
+def test_duplicate_within_one_raw_add_is_a_second_source(memory):
+    out = memory.add([{"role": "user", "content": "same words"}, {"role": "user", "content": "Same words."}],
+                     user_id="alice", infer=False, metadata={"k": 1})
+    assert [r["event"] for r in out["results"]] == ["ADD", "NONE"]
+    assert out["results"][0]["id"] == out["results"][1]["id"]
+    assert len(memory.get(out["results"][0]["id"])["sources"]) == 2
+
+
+def test_repeat_of_a_stored_memory_inside_one_add_points_at_the_stored_memory(memory):
+    mid = memory.add("keep this", user_id="u", infer=False)["results"][0]["id"]
+    out = memory.add([{"role": "user", "content": "keep this"}, {"role": "user", "content": "Keep this."}],
+                     user_id="u", infer=False)
+    assert {r["id"] for r in out["results"]} == {mid} and [r["event"] for r in out["results"]] == ["NONE", "NONE"]
+    assert len(memory.get(mid)["sources"]) == 3
+
+
+def test_inferred_duplicate_records_its_source_too(memory):
+    first = memory.add("I live in Boston", user_id="alice", metadata={"via": "chat"})["results"][0]["id"]
+    again = memory.add("I live in Boston.", user_id="alice", metadata={"via": "email"})
+    assert again["results"] == [] and again["extraction"]["deduplicated"] == 1     # mem0's infer answer
+    assert [s["metadata"] for s in memory.get(first)["sources"]] == [{"via": "chat"}, {"via": "email"}]
+
+
+def test_deleting_a_memory_deletes_its_sources(memory):
+    mid = memory.add("twice", user_id="u", infer=False)["results"][0]["id"]
+    memory.add("twice", user_id="u", infer=False)
+    assert memory.db.scalar("SELECT count(*) FROM memory_sources") == 1
+    memory.delete(mid)
+    assert memory.db.scalar("SELECT count(*) FROM memory_sources") == 0
