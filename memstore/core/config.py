@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from memstore.core.checks import MAX_MESSAGE_CHARS
 from memstore.core.errors import ConfigError
 
 DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
@@ -151,6 +152,8 @@ class MemoryConfig:
     nlp: NLPConfig = field(default_factory=NLPConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     messages_kept: int | None = 10          # per scope; None keeps every message
+    # the longest message add() takes and ingest's default limit (core/checks.py): one rule for both
+    max_message_chars: int = MAX_MESSAGE_CHARS
     context_messages: int = 10              # recent messages shown to the extractor
     context_memories: int = 10              # related memories shown to the extractor
     dedupe_similarity: float = 0.97         # cosine at/above which a new fact duplicates a stored one
@@ -279,5 +282,10 @@ def _validate(obj: Any, prefix: str) -> None:
             raise ConfigError(f"config key 'threads' is {obj.threads!r}",
                               hint="give a whole number of DuckDB threads >= 1, or None for one per core",
                               key="threads")
+        if isinstance(obj.max_message_chars, bool) or not isinstance(obj.max_message_chars, int) \
+                or obj.max_message_chars < 1:
+            raise ConfigError(f"config key 'max_message_chars' is {obj.max_message_chars!r}",
+                              hint="give the longest message to store, in characters (a whole number >= 1)",
+                              key="max_message_chars")
         if obj.messages_kept is not None and obj.messages_kept < 0:
             raise ConfigError("config key 'messages_kept' must be >= 0 or None", key="messages_kept")

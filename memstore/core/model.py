@@ -137,6 +137,7 @@ class AddOptions:
     gather_context: bool = True             # False: the caller attached context_messages itself
     keep_all_messages: bool = False         # True: no pruning to config `messages_kept`
     slot_supersession: str | None = None    # overrides config `slot_supersession` for this add
+    max_message_chars: int | None = None    # overrides config `max_message_chars` (ingest's own limit)
 
 
 @dataclass
