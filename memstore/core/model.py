@@ -102,6 +102,7 @@ class Fact:
     kind: str | None = None                                   # state | event | transient (offline extractor)
     imported: ImportedRecord | None = None                    # an imported memory's own record (mem0 import)
     expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
+    verbatim: bool = False                                    # a message (or a piece of one) kept as written
     # filled by later steps
     id: str | None = None
     hash: str | None = None

@@ -100,13 +100,13 @@ class HeuristicExtractor:
         recent = [_cleaned(m) for m in recent]
 
         def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str,
-                also: Message | None = None, role: str = "user") -> None:
+                also: Message | None = None, role: str = "user", verbatim: bool = False) -> None:
             # never a bare marker or an empty remainder
             if text and has_content(text.split(": ", 1)[-1]) and text.lower() not in seen:
                 seen.add(text.lower())
                 facts.append(Fact(text=text, attributed_to=who, role=role,
                                   source_message_ids=[m.id for m in (also, msg) if m is not None and m.id],
-                                  valid_from=when, kind=kind, expires_at=until))
+                                  valid_from=when, kind=kind, expires_at=until, verbatim=verbatim))
 
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
                 for s in self._clauses(msg.content)]
@@ -136,7 +136,7 @@ class HeuristicExtractor:
             for text, kind, msg, who, role in self._session(messages, recent, speaker):
                 if role == "user" and kind == "said":
                     kept.pop(id(msg), None)             # the whole message holds what the rules left
-                add(text, kind, msg.created_at, None, msg, who, role=role)
+                add(text, kind, msg.created_at, None, msg, who, role=role, verbatim=kind == "said")
         for msg in messages:
             if id(msg) in kept:                         # one memory of what the rules left, in order
                 text = ". ".join(kept[id(msg)])

@@ -97,7 +97,8 @@ def request_gist(text: str) -> str:
 
 def answer_pieces(text: str, limit: int = ANSWER_CHARS) -> list[str]:
     """An answer cut at its headings and blank lines into pieces of at most `limit` characters
-    (a code block is never cut inside; a longer block stays one piece), small talk left out."""
+    (a code block is never cut inside; a longer block stays one piece), small talk and short
+    pieces that only ask something left out."""
     blocks: list[str] = []
     pos = 0
     for m in _FENCE.finditer(text):            # code blocks whole, prose between them cut at paragraphs
@@ -116,7 +117,13 @@ def answer_pieces(text: str, limit: int = ANSWER_CHARS) -> list[str]:
         cur = f"{cur}\n\n{b}" if cur else b
     if cur:
         pieces.append(cur)
-    return [p for p in pieces if has_content(p) and not (len(p) < 200 and is_filler(p))]
+    return [p for p in pieces if has_content(p) and not (len(p) < 200 and (is_filler(p) or _asks_only(p)))]
+
+
+def _asks_only(text: str) -> bool:
+    """Only questions and small talk ("Do you have any pets?", "Anything else?"): nothing said."""
+    sents = [s for s in split_sentences(normalise(text)) if not is_filler(strip_discourse(s))]
+    return all(s.endswith("?") for s in sents)
 
 
 def instruction(sentence: str, who: str) -> str | None:

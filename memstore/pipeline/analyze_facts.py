@@ -1,6 +1,7 @@
 """Step 4: entities and keyword terms of each fact (one spaCy pass over the batch).
 
-A raw turn (`infer=False`) is not parsed: its terms and entities come from the light analysis
+A raw turn (`infer=False`), and a message the offline extractor keeps as written (`Fact.verbatim`:
+a request, a piece of an answer), is not parsed: its terms and entities come from the light analysis
 (providers/light_analysis.py: words, the rule lemmatizer's lemma of each, names and nouns; ~1 ms
 for 1,000 characters instead of ~25 ms of spaCy's models). Raw storage pays only for what search
 reads."""
@@ -24,10 +25,11 @@ def analyze_facts(state: AddState, rt: Runtime) -> AddState:
         f.id = f.id or new_id()
         f.hash = content_hash(f.text)
     if state.facts:
-        texts = [f.text for f in state.facts]
-        for f, a in zip(state.facts, _analyze(rt.nlp, texts, raw=not state.infer)):
-            f.entities = a.entities
-            f.terms = dict(a.terms)
+        for raw in (False, True):
+            part = [f for f in state.facts if (not state.infer or f.verbatim) is raw]
+            for f, a in zip(part, _analyze(rt.nlp, [f.text for f in part], raw=raw) if part else ()):
+                f.entities = a.entities
+                f.terms = dict(a.terms)
         read_slots(state.facts)      # what each fact states (truth rules), before the write
     state.timings["nlp"] = time.perf_counter() - t0
     return state
