@@ -48,6 +48,13 @@ _STANDING = re.compile(r"^(?:please\s+)?(?:always|never|from now on|make sure to
                        r"don't ever|do not ever)\b", re.IGNORECASE)
 _WHEN_ASK = re.compile(r",?\s*(?:when(?:ever)?|if)\s+I\s+(?:ask|inquire|request|talk|want to know)"
                        r"(?:\s+(?:you\s+)?(?:about|for|regarding|on))?\s+(?P<topic>[^.!?]+)", re.IGNORECASE)
+# "I prefer rule-based suggestions over ML models, especially when it comes to resume feedback"
+_PREFER = re.compile(r"^I\s+(?:really\s+|generally\s+|usually\s+|strongly\s+|would\s+|'d\s+)?prefer(?:red)?\s+"
+                     r"(?P<rest>.+)$", re.IGNORECASE)
+_TOPIC = (re.compile(r",?\s+(?:especially\s+|particularly\s+|mainly\s+)?when it comes to\s+(?P<topic>[^,.;!?]{4,})",
+                     re.IGNORECASE),
+          re.compile(r",?\s+(?:especially\s+|particularly\s+)?(?:for|in|when(?:ever)? I(?:'m| am)?)\s+"
+                     r"(?P<topic>[^,.;!?]{4,})", re.IGNORECASE))
 ANSWER_CHARS = 1200          # the longest piece of an answer kept as one memory
 _GIST_CHARS = 120            # of the request named in each piece of its answer
 
@@ -127,9 +134,21 @@ def _asks_only(text: str) -> bool:
 
 
 def instruction(sentence: str, who: str) -> str | None:
-    """A standing instruction with its topic first ("When Sam asks about X: always ..."); None for
-    any other sentence."""
+    """A standing instruction or a preference with its topic first ("When Sam asks about X:
+    always ...", "For X: Sam prefers Y"); None for any other sentence.
+
+    >>> instruction("I prefer rule-based suggestions over ML models, especially when it comes to resume feedback.", "Sam")
+    'For resume feedback: Sam prefers rule-based suggestions over ML models'
+    """
     s = strip_discourse(sentence.strip()).rstrip(" .!")
+    pref = _PREFER.match(s)
+    if pref:
+        rest = pref.group("rest")
+        at = next((m for m in (p.search(rest) for p in _TOPIC) if m), None)
+        if at is None:
+            return None
+        topic = re.sub(r"\b(?:my|me)\b", lambda w: f"{who}'s" if w.group() == "my" else who, at.group("topic"))
+        return f"For {topic.strip()}: {who} prefers {rest[:at.start()].strip(' ,')}"
     if not _STANDING.match(s):
         return None
     m = _WHEN_ASK.search(s)
