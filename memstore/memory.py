@@ -34,7 +34,7 @@ from memstore.pipeline.add import commit_add, commit_adds, prepare, prepare_in_p
 from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import normalise_messages
 from memstore.providers.factory import build_embedder
-from memstore.core.records import history_record, memory_record
+from memstore.core.records import history_record, memory_record, with_sources
 from memstore.core.scope_rule import canonical_id
 from memstore.retrieval.filters import check_filters, trim_identity
 from memstore.core.checks import check_limit
@@ -318,13 +318,15 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
     def get(self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None) -> dict[str, Any] | None:
         """One memory by id (any status), or None. With `user_id=` / `agent_id=` / `run_id=` it
-        must belong to that scope: else NotFoundError (also for an unknown id)."""
+        must belong to that scope: else NotFoundError (also for an unknown id). A memory that was
+        added again (the same text in its scope) lists every occurrence under `sources`."""
         t0 = time.perf_counter()
         row = self._scoped_memory(memory_id, user_id, agent_id, run_id)
         if row is None:
             rows = self.db.dicts("queries/get_memory", {"id": memory_id})
             row = rows[0] if rows else None
-        rec = memory_record(row) if row is not None else None
+        rec = with_sources(memory_record(row), self.db.dicts("queries/memory_sources", {"id": row["id"]})) \
+            if row is not None else None
         if self._reads is not None:
             self._reads.records("get", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id},
                                 [rec] if rec is not None else [], t0)

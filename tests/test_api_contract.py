@@ -200,3 +200,13 @@ def test_protocol_signatures_are_the_real_ones(name):
 
     assert _params(getattr(MemoryAPI, name)) == _params(getattr(Memory, name))
     assert _params(getattr(MemoryClient, name)) == _params(getattr(Memory, name))
+
+
+def test_a_repeated_raw_message_keeps_one_memory_and_every_source(api, user):
+    first = api.add("Deploys are frozen on Fridays", user_id=user, infer=False, metadata={"from": "slack"})
+    mid = first["results"][0]["id"]
+    again = api.add("Deploys are frozen on Fridays", user_id=user, infer=False, metadata={"from": "email"})
+    assert [(r["id"], r["event"], r["deduplicated"], r["metadata"]) for r in again["results"]] == \
+        [(mid, "NONE", True, {"from": "email"})]
+    assert len(api.get_all(user_id=user)["results"]) == 1
+    assert [s["metadata"] for s in api.get(mid)["sources"]] == [{"from": "slack"}, {"from": "email"}]

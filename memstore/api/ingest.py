@@ -10,7 +10,6 @@ from memstore.core.identity import Scope
 from memstore.ingest.options import IngestOptions
 from memstore.ingest.report import IngestReport
 from memstore.ingest.runner import run_ingest
-from memstore.ingest.types import DEFAULT_MAX_MESSAGE_CHARS
 
 
 class IngestAPI:
@@ -19,7 +18,7 @@ class IngestAPI:
     def ingest(self, paths: str | os.PathLike | list[str | os.PathLike], *, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, format: str = "auto",
                mapping: dict[str, str] | str | None = None, batch_size: int = 20, concurrency: int = 8,
-               retries: int = 3, backoff_s: float = 1.0, max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+               retries: int = 3, backoff_s: float = 1.0, max_message_chars: int | None = None,
                commit_messages: int = 2000, metadata: dict[str, Any] | None = None,
                progress: bool | None = None, workers: int | None = None) -> IngestReport:
         """Load chat exports into this scope: ChatGPT or Claude `conversations.json` (or their .zip),
@@ -61,7 +60,8 @@ class IngestAPI:
                 raise MissingFileError(f"no such file: {p}", hint="check the path (relative paths start at the "
                                        f"working directory, {os.getcwd()})", path=p)
         options = IngestOptions(format=format, mapping=mapping, batch_size=batch_size, concurrency=concurrency,
-                                retries=retries, backoff_s=backoff_s, max_message_chars=max_message_chars,
+                                retries=retries, backoff_s=backoff_s,
+                                max_message_chars=max_message_chars or self._rt.config.limits.max_message_chars,
                                 commit_messages=commit_messages, metadata=metadata, progress=progress)
         from memstore.pipeline.workers import PreparePool, check_workers
 

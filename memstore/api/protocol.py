@@ -228,7 +228,7 @@ class MemoryAPI(Protocol):
         concurrency: int = 8,
         retries: int = 3,
         backoff_s: float = 1.0,
-        max_message_chars: int = 200000,
+        max_message_chars: int | None = None,
         commit_messages: int = 2000,
         metadata: dict[str, Any] | None = None,
         progress: bool | None = None,

@@ -86,8 +86,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=20, help="messages per extraction call (default 20)")
     p.add_argument("--commit-messages", type=int, default=2000,
                    help="messages per write transaction, whole conversations (default 2000)")
-    p.add_argument("--max-message-chars", type=int, default=200_000,
-                   help="longer messages are skipped and reported (default 200000)")
+    p.add_argument("--max-message-chars", type=int, default=None,
+                   help="longer messages are skipped and reported (default: the config key limits.max_message_chars, "
+                        "200000, the limit add() applies too)")
+
     p.add_argument("--on-ray", default=None, metavar="ADDRESS",
                    help="run extraction, spaCy and the embedder on Ray (auto: the running cluster, else a local "
                         "one; or ray://HOST:PORT); the store's owner commits. Needs memstore[ray]")

@@ -25,6 +25,23 @@ from typing import Any
 from memstore.core.errors import InvalidIdError, InvalidInputError
 
 MAX_ID = 200
+# The one limit on a message's length, for add() and ingest alike (config key `max_message_chars`):
+# ~50k tokens, a pasted document rather than a chat turn beyond it.
+MAX_MESSAGE_CHARS = 200_000
+
+
+def message_too_long(text: str, limit: int) -> str | None:
+    """Why a message is refused (over `limit` characters), or None: the one rule add() and ingest
+    apply (add() raises it, ingest reports the message as skipped and goes on).
+
+    >>> message_too_long("x" * 10, 5)
+    'message is 10 characters, over the limit of 5 (raise max_message_chars to keep it)'
+    >>> message_too_long("short", 5) is None
+    True
+    """
+    if len(text) <= limit:
+        return None
+    return f"message is {len(text):,} characters, over the limit of {limit:,} (raise max_message_chars to keep it)"
 _ID_HINT = "ids are the strings add() returned"
 
 

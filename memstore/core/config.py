@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from memstore.core.checks import MAX_MESSAGE_CHARS
 from memstore.core.errors import ConfigError
 
 DEFAULT_PATH = os.path.join("data", "memstore.duckdb")
@@ -154,7 +155,7 @@ class LimitsConfig:
     max_body_bytes: int = 4 << 20
     max_upload_bytes: int = 256 << 20
     max_messages: int = 1000
-    max_message_chars: int = 50_000
+    max_message_chars: int = MAX_MESSAGE_CHARS      # also ingest's default: one rule (core/checks.py)
     max_metadata_bytes: int = 64 << 10
 
 

@@ -102,6 +102,7 @@ class Fact:
     kind: str | None = None                                   # state | event | transient (offline extractor)
     imported: ImportedRecord | None = None                    # an imported memory's own record (mem0 import)
     expires_at: dt.datetime | None = None                     # a transient state's end ("this week")
+    verbatim: bool = False                                    # a message (or a piece of one) kept as written
     # filled by later steps
     id: str | None = None
     hash: str | None = None
@@ -145,6 +146,7 @@ class AddOptions:
     keep_all_messages: bool = False         # True: no pruning to config `messages_kept`
     slot_supersession: str | None = None    # overrides config `slot_supersession` for this add
     request_limits: bool = True             # config `limits` apply (an add; ingest and imports read files whole)
+    max_message_chars: int | None = None    # overrides config `limits.max_message_chars` (ingest's own limit)
 
 
 @dataclass

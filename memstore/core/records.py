@@ -34,6 +34,25 @@ def memory_record(row: dict[str, Any], score: float | None = None) -> dict[str, 
     return out
 
 
+def with_sources(record: dict[str, Any], later: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record with `sources`, every occurrence of the memory (its first, then each later one
+    de-duplication kept: memory_sources rows), when there was more than one.
+
+    >>> rec = {"id": "m1", "metadata": {"n": 1}, "source_message_ids": ["a"], "created_at": "2024-01-01T00:00:00"}
+    >>> [s["metadata"] for s in with_sources(rec, [{"message_ids": ["b"], "metadata": '{"n": 2}',
+    ...                                             "created_at": None}])["sources"]]
+    [{'n': 1}, {'n': 2}]
+    """
+    if not later:
+        return record
+    first = {"message_ids": record.get("source_message_ids", []), "metadata": record.get("metadata") or {},
+             "created_at": record.get("created_at")}
+    record["sources"] = [first] + [{"message_ids": list(r.get("message_ids") or []),
+                                    "metadata": json.loads(r["metadata"]) if r.get("metadata") else {},
+                                    "created_at": iso(r.get("created_at"))} for r in later]
+    return record
+
+
 def status_of(row: dict[str, Any], now: dt.datetime | None = None) -> str:
     """current | superseded | expired."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

@@ -32,6 +32,7 @@ at "and/but/so".
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import re
@@ -41,13 +42,18 @@ from typing import Any
 
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
 from memstore.core.rules.slots import detect_slot
+from memstore.extraction.chat_text import normalise, split_sentences
 from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
 from memstore.extraction.replies import (answer_word, asks_the_replier, is_yes_no, joined, needs_question, question_of,
                                          short_answer)
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
+from memstore.extraction.sessions import (answer_pieces, clean, has_content, in_session, instruction, is_ask, prose,
+                                          request_gist)
 from memstore.extraction.time_phrases import expires, when_stated
 
-PROMPT_VERSION = "heuristic-4"      # 4: replies joined with their question, kept sentences as said
+PROMPT_VERSION = "heuristic-5"      # 5: working sessions (requests, answers, instructions), code kept whole
+# In a session with an assistant, a user message this long is kept whole even when it asks nothing.
+WHOLE_CHARS = 500
 # Below this share of a sentence's content words kept by its facts, the sentence is kept too.
 KEEP_BELOW = 0.5
 _CLAUSE = re.compile(r"(,?\s+(?:and|but|so|because)\s+(?=I\b|I'|[Mm]y\b|[Ww]e\b|[Oo]ur\b)|;\s*)")
@@ -90,14 +96,17 @@ class HeuristicExtractor:
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         facts: list[Fact] = []
         seen: set[str] = set()
+        messages = [_cleaned(m) for m in messages]
+        recent = [_cleaned(m) for m in recent]
 
         def add(text: str | None, kind: str, when: Any, until: Any, msg: Message, who: str,
-                also: Message | None = None) -> None:
-            if text and text.lower() not in seen:
+                also: Message | None = None, role: str = "user", verbatim: bool = False) -> None:
+            # never a bare marker or an empty remainder
+            if text and has_content(text.split(": ", 1)[-1]) and text.lower() not in seen:
                 seen.add(text.lower())
-                facts.append(Fact(text=text, attributed_to=who, role="user",
+                facts.append(Fact(text=text, attributed_to=who, role=role,
                                   source_message_ids=[m.id for m in (also, msg) if m is not None and m.id],
-                                  valid_from=when, kind=kind, expires_at=until))
+                                  valid_from=when, kind=kind, expires_at=until, verbatim=verbatim))
 
         todo = [(msg, s) for msg in messages if msg.role == "user" and msg.content
                 for s in self._clauses(msg.content)]
@@ -123,6 +132,11 @@ class HeuristicExtractor:
             if text:
                 kept.pop(id(msg), None)                 # its sentences are in it
                 add(text, "said", msg.created_at, None, msg, msg.name or speaker, also=prev)
+        if in_session(messages, recent):               # requests, answers and instructions
+            for text, kind, msg, who, role in self._session(messages, recent, speaker):
+                if role == "user" and kind == "said":
+                    kept.pop(id(msg), None)             # the whole message holds what the rules left
+                add(text, kind, msg.created_at, None, msg, who, role=role, verbatim=kind == "said")
         for msg in messages:
             if id(msg) in kept:                         # one memory of what the rules left, in order
                 text = ". ".join(kept[id(msg)])
@@ -145,6 +159,35 @@ class HeuristicExtractor:
                           latency_ms=(time.perf_counter() - start) * 1000)
 
     @staticmethod
+    def _session(messages: Sequence[Message], recent: Sequence[Message], speaker: str
+                 ) -> list[tuple[str, str, Message, str, str]]:
+        """(text, kind, message, who, role) of what a working session with an assistant keeps
+        beyond the facts (extraction/sessions.py): each request whole, each answer in pieces that
+        name the request, each standing instruction with its topic first."""
+        out = []
+        asked: Message | None = next((m for m in reversed(recent) if m.role == "user" and m.content), None)
+        for msg in messages:
+            if not msg.content:
+                continue
+            if msg.role == "user":
+                who = msg.name or speaker
+                asked = msg
+                for sent in _sentences(msg.content):
+                    rule = instruction(sent, who)
+                    if rule:
+                        out.append((rule, "state", msg, who, "user"))
+                if is_ask(msg.content) or len(msg.content) >= WHOLE_CHARS:
+                    out.append((f"{who} asked: {msg.content}" if is_ask(msg.content) else f"{who}: {msg.content}",
+                                "said", msg, who, "user"))
+            elif msg.role == "assistant":
+                gist = request_gist(asked.content) if asked is not None else ""
+                whose = (asked.name or speaker) if asked is not None else speaker
+                head = f"Assistant, on {whose}'s request '{gist}'" if gist else "Assistant"
+                for piece in answer_pieces(msg.content):
+                    out.append((f"{head}: {piece}", "said", msg, "Assistant", "assistant"))
+        return out
+
+    @staticmethod
     def _reply(msg: Message, prev: Message | None, speaker: str, unkept: bool) -> str | None:
         """A reply that only makes sense with the question before it, joined with that question
         ("Melanie asked Caroline: How long has Caroline been creating art? Caroline: Since I was
@@ -160,7 +203,7 @@ class HeuristicExtractor:
         if question is None or not (needs_question(CAPTION.sub("", msg.content))
                                     or (unkept and asks_the_replier(question))):
             return None
-        answer = list(statement_sentences(msg.content)) or short_answer(CAPTION.sub("", msg.content))
+        answer = list(statement_sentences(prose(msg.content))) or short_answer(CAPTION.sub("", msg.content))
         word = answer_word(CAPTION.sub("", msg.content)) if is_yes_no(question) else None
         if word:
             answer.insert(0, word)
@@ -190,7 +233,7 @@ class HeuristicExtractor:
     def _clauses(text: str) -> list[str]:
         """The sentences of a message that state something (what gets parsed; ingest primes its
         doc cache with them)."""
-        return list(statement_sentences(text))
+        return list(statement_sentences(prose(clean(text))))
 
     def _facts(self, doc: Any, who: str, msg: Message, now: dt.datetime
                ) -> tuple[list[tuple[str, str, Any, Any]], bool]:
@@ -297,6 +340,17 @@ class HeuristicExtractor:
         if len(text.split()) < 2:
             return None
         return text[0].upper() + text[1:]
+
+
+def _cleaned(msg: Message) -> Message:
+    """The message without a trailing turn marker (extraction/sessions.py: `clean`)."""
+    text = clean(msg.content) if msg.content else msg.content
+    return msg if text == msg.content else dataclasses.replace(msg, content=text)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a message's prose (code cut out), as typed."""
+    return split_sentences(normalise(prose(text)))
 
 
 def _times(c: Clause, text: str, at: Any, now: dt.datetime) -> tuple[Any, Any]:

@@ -122,7 +122,8 @@ class _Ingest:
         # what they replace: slot supersession (applied in time order at write) does.
         llm_slots = extractor.name == "llm" and rt.config.slot_supersession == "heuristic"
         self.add_options = AddOptions(gather_context=False, keep_all_messages=True, request_limits=False,
-                                      slot_supersession="always" if llm_slots else None)
+                                      slot_supersession="always" if llm_slots else None,
+                                      max_message_chars=options.max_message_chars)
         self.rt = rt
         self.pool: Any = None                # a PreparePool: spaCy and the embedder in worker processes
         self.n_context = rt.config.context_messages

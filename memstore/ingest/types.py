@@ -15,12 +15,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from memstore.core.checks import MAX_MESSAGE_CHARS, message_too_long
 from memstore.core.errors import MemstoreError
 from memstore.core.model import Message
 from memstore.core.errors import SourceFormatError  # noqa: F401  (defined with every error class)
 from memstore.core.errors import UnknownFormatError  # noqa: F401  (defined with every error class)
 
-DEFAULT_MAX_MESSAGE_CHARS = 200_000     # ~50k tokens: a pasted document, not a chat turn, beyond this
+DEFAULT_MAX_MESSAGE_CHARS = MAX_MESSAGE_CHARS    # the one limit add() applies too (core/checks.py)
 ROLES = {"user": "user", "human": "user", "me": "user", "customer": "user",
          "assistant": "assistant", "ai": "assistant", "bot": "assistant", "model": "assistant", "gpt": "assistant",
          "chatgpt": "assistant", "claude": "assistant", "agent": "assistant",
@@ -76,9 +77,9 @@ def clean_message(role: str | None, content: object, *, file: str, conversation:
     text = content.strip()
     if not text:
         return None, problem("empty message")
-    if len(text) > max_chars:
-        return None, problem(f"message is {len(text):,} characters, over the limit of {max_chars:,} "
-                             "(raise max_message_chars to keep it)")
+    too_long = message_too_long(text, max_chars)
+    if too_long:
+        return None, problem(too_long)
     warn = None
     if "\x00" in text:
         text = text.replace("\x00", "")

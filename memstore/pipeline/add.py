@@ -156,18 +156,17 @@ def _merged_models(states: list[AddState], rt: Runtime, timed: Timed | None) -> 
         _models(rt, timed, bool(st.facts), lambda: _run(analyze, st, rt), lambda: _run(embed, st, rt))
         return
     t0 = time.perf_counter()
-    merged = AddState(scope=states[0].scope, messages=[], metadata={}, infer=True)
-    merged.facts = [f for st in states for f in st.facts]
+    parts = []                  # raw turns and facts are analysed and embedded differently
+    for infer in (True, False):
+        one = AddState(scope=states[0].scope, messages=[], metadata={}, infer=infer)
+        one.facts = [f for st in states if st.infer is infer for f in st.facts]
+        if one.facts:
+            parts.append(one)
 
-    def embed_all() -> None:
-        for infer in (True, False):          # embed_facts words raw turns and facts differently
-            part = [f for st in states if st.infer is infer for f in st.facts]
-            if part:
-                one = AddState(scope=states[0].scope, messages=[], metadata={}, infer=infer)
-                one.facts = part
-                _run(embed, one, rt)
+    def each(step: Any) -> Callable[[], None]:
+        return lambda: [_run(step, one, rt) for one in parts] and None
 
-    _models(rt, timed, bool(merged.facts), lambda: _run(analyze, merged, rt), embed_all)
+    _models(rt, timed, bool(parts), each(analyze), each(embed))
     shared = time.perf_counter() - t0
     for st in states:
         st.timings["nlp+embed (group)"] = shared

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 def commit_rows(state: AddState, rt: Runtime, w: Writer) -> AddState:
     t0 = time.perf_counter()
     state.results = [{"id": f.id, "memory": f.text, "event": "ADD"} for f in state.facts if f.outcome == "added"]
+    if not state.infer:
+        # a raw message already stored: the memory kept, and this occurrence recorded as one more
+        # of its sources (memory_sources) -- mem0's answer lists it, as NONE, so nothing is hidden
+        state.results += [{"id": f.duplicate_of, "memory": f.text, "event": "NONE", "deduplicated": True,
+                           "source_message_ids": list(f.source_message_ids), "metadata": state.metadata or {}}
+                          for f in state.facts if f.outcome.startswith("duplicate") and f.duplicate_of]
     w.write(state, state.tables)
     _close_superseded(state, rt, w)
     if rt.config.messages_kept is not None and not state.options.keep_all_messages:

@@ -46,5 +46,10 @@ def dedupe_facts(state: AddState, rt: Runtime, w: Writer) -> AddState:
     for f in state.facts:
         if f.outcome == "pending":
             f.outcome = "added"
+    ids = {f.id: f for f in state.facts}
+    for f in state.facts:       # a repeat of a fact that was itself a stored memory: that memory
+        first = ids.get(f.duplicate_of) if f.outcome == "duplicate_in_batch" else None
+        if first is not None and first.outcome == "duplicate":
+            f.duplicate_of = first.duplicate_of
     state.timings["dedupe"] = time.perf_counter() - t0
     return state

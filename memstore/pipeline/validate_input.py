@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from memstore.core.checks import message_too_long
 from memstore.core.ids import new_id
 from memstore.core.identity import check_metadata
 from memstore.core.limits import check_add_size
@@ -35,6 +36,13 @@ def validate_input(state: AddState, rt: Runtime) -> AddState:
     state.metadata = check_metadata(state.metadata)
     if not state.messages:
         raise InputError("no messages to add", hint="pass at least one message")
+    limit = state.options.max_message_chars or rt.config.limits.max_message_chars
+    for i, m in enumerate(state.messages):
+        too_long = message_too_long(m.content or "", limit)
+        if too_long:       # the rule ingest applies too: refused, nothing stored
+            raise InputError(f"message #{i} {too_long[len('message '):]}",
+                             hint="split it into smaller messages or raise the config key limits.max_message_chars; "
+                                  "nothing was stored")
     for m in state.messages:
         m.id = m.id or new_id()
         if m.created_at is None and state.timestamp is not None:

@@ -225,7 +225,7 @@ _BY_METHOD: Dict[tuple[str, str], Any] = {
     ("ingest", "batch_size"): Count, ("ingest", "concurrency"): Int(1, 64),
     ("ingest", "retries"): Int(0, 20),
     ("ingest", "backoff_s"): Annotated[float, Field(ge=0, le=60)],
-    ("ingest", "max_message_chars"): Int(1, 10_000_000),
+    ("ingest", "max_message_chars"): Optional[Int(1, 10_000_000)],
     ("ingest", "commit_messages"): Int(1, 1_000_000),
     ("ingest", "workers"): Optional[Int(0, 64)],
     ("ingest_known", "format"): Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,40}$")],

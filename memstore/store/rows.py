@@ -40,7 +40,7 @@ IDENT = [("scope_key", S), ("user_id", S), ("agent_id", S), ("run_id", S)]
 
 # The tables one add writes, in the order they are written (all in one transaction).
 ADD_TABLES = ("entities", "memories", "entity_postings", "keyword_postings", "memory_links", "history",
-              "messages", "extraction_runs")
+              "messages", "extraction_runs", "memory_sources")
 
 ENTITIES = pa.schema([("id", S), ("name", S), ("norm", S), ("label", S), ("created_at", TS)])
 ENTITY_POSTINGS = pa.schema([("entity_id", S), ("memory_id", S), *IDENT])
@@ -53,6 +53,8 @@ EXTRACTION_RUNS = pa.schema([("id", S), *IDENT, ("extractor", S), ("model", S), 
                              ("n_added", pa.int32()), ("n_deduplicated", pa.int32()), ("n_linked", pa.int32()),
                              ("facts", S), ("error", S), ("latency_ms", pa.float64()), ("raw_answer", S),
                              ("created_at", TS), ("said_at", TS)])
+MEMORY_SOURCES = pa.schema([("memory_id", S), *IDENT, ("message_ids", pa.list_(S)), ("metadata", S),
+                            ("extraction_run_id", S), ("created_at", TS)])
 INGEST_LOG = pa.schema([*IDENT, ("source_format", S), ("conversation_id", S), ("message_key", S), ("message_id", S),
                         ("extraction_run_id", S), ("source_file", S), ("ingest_id", S), ("ingested_at", TS)])
 
@@ -222,7 +224,19 @@ def add_tables(state: AddState, history_policy: str, dim: int) -> dict[str, Rows
     return {"entities": ents, "memories": memory_rows(state, added, ex_id, dim),
             "entity_postings": eposts, "keyword_postings": kposts, "memory_links": link_rows(sc, links, now),
             "history": history_rows(history_policy, events) or Rows(HISTORY_SCHEMA),
-            "messages": message_rows(sc, state.messages, now), "extraction_runs": extraction_run_row(state, ex_id)}
+            "messages": message_rows(sc, state.messages, now), "extraction_runs": extraction_run_row(state, ex_id),
+            "memory_sources": source_rows(state, ex_id)}
+
+
+def source_rows(state: AddState, extraction_run_id: str) -> Rows:
+    """`memory_sources` rows: each fact of this add found to be a memory already stored (or
+    stored by this same add), with the message(s) and metadata it came with."""
+    dups = [f for f in state.facts if f.outcome in ("duplicate", "duplicate_in_batch") and f.duplicate_of]
+    n = len(dups)
+    meta = json.dumps(state.metadata, ensure_ascii=False, default=str) if state.metadata else None
+    return Rows(MEMORY_SOURCES, {"memory_id": [f.duplicate_of for f in dups], **_ident(state.scope, n),
+                                 "message_ids": [list(f.source_message_ids) for f in dups], "metadata": [meta] * n,
+                                 "extraction_run_id": [extraction_run_id] * n, "created_at": [state.now] * n})
 
 
 def ingest_log_rows(scope: Scope, entries: Sequence[tuple[str, str, str, str, str | None, str | None]],

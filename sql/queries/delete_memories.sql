@@ -6,6 +6,7 @@ CREATE OR REPLACE TEMP TABLE doomed_entities AS
     SELECT DISTINCT entity_id AS id FROM entity_postings WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM entity_postings WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM keyword_postings WHERE memory_id IN (SELECT id FROM doomed);
+DELETE FROM memory_sources WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM memory_links WHERE src_id IN (SELECT id FROM doomed) OR dst_id IN (SELECT id FROM doomed);
 -- A fact a deleted memory had superseded passes to the deleted memory's own successor (the first
 -- one down the chain that stays): deleting B of A <- B <- C leaves A superseded by C, not current

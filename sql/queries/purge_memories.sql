@@ -7,6 +7,7 @@ CREATE OR REPLACE TEMP TABLE doomed_entities AS
     SELECT DISTINCT entity_id AS id FROM entity_postings WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM entity_postings WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM keyword_postings WHERE memory_id IN (SELECT id FROM doomed);
+DELETE FROM memory_sources WHERE memory_id IN (SELECT id FROM doomed);
 DELETE FROM memory_links WHERE src_id IN (SELECT id FROM doomed) OR dst_id IN (SELECT id FROM doomed);
 UPDATE memories SET superseded_by = NULL
     WHERE superseded_by IN (SELECT id FROM doomed) AND id NOT IN (SELECT id FROM doomed);
