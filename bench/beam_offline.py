@@ -20,10 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -83,8 +80,9 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="per question and variant: rank of the first hit")
     args = ap.parse_args()
     import beam_data
-    from memstore import Memory
     from peer_offline import CachedEmbedder
+
+    from memstore import Memory
 
     convs = beam_data.select(args.size, args.convs)
     qs = [q for n in convs for q in beam_data.load_questions(args.size, n)]

@@ -28,10 +28,10 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
 
 
-def add_messages_and_runs(db, seed: int = 11) -> None:  # noqa: ANN001 - a memstore Database
+def add_messages_and_runs(db, seed: int = 11) -> None:
     """One message per memory (its text, its scope, its time) and one extraction run per 10."""
     rng = np.random.default_rng(seed)
     mem = db.con.sql("SELECT id, scope_key, user_id, memory, created_at FROM memories ORDER BY id").to_arrow_table()
@@ -72,7 +72,7 @@ class Timer:
     def __init__(self) -> None:
         self.rows: list[tuple[str, float, float]] = []
 
-    def __call__(self, label: str, fn) -> object:  # noqa: ANN001
+    def __call__(self, label: str, fn) -> object:
         w, c = time.perf_counter(), time.process_time()
         out = fn()
         self.rows.append((label, time.perf_counter() - w, time.process_time() - c))
@@ -129,7 +129,7 @@ def bench_pages(path: str, query: str) -> Timer:
     return timer
 
 
-def check(at) -> None:  # noqa: ANN001
+def check(at) -> None:
     if at.exception:
         raise SystemExit(f"the page failed: {[e.value for e in at.exception]}")
 

@@ -33,10 +33,10 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
-from memstore.governance.verify_erasure import scan_files, store_files  # noqa: E402
-from memstore.core.ids import entity_id  # noqa: E402
-from memstore.store.write_values import vectors_table  # noqa: E402
+from memstore import Memory
+from memstore.core.ids import entity_id
+from memstore.governance.verify_erasure import scan_files, store_files
+from memstore.store.write_values import vectors_table
 
 DIM = 384
 VOCAB = 20_000

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore.testing.erasure_load import run_load  # noqa: E402
+from memstore.testing.erasure_load import run_load
 
 
 def main() -> int:

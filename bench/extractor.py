@@ -118,7 +118,7 @@ def _names(g: Gold, p: dict) -> bool:
     return obj is not None and obj in _norm(p["text"])
 
 
-def score(cases: list[Case], extractor, show: bool = False) -> dict:  # noqa: ANN001
+def score(cases: list[Case], extractor, show: bool = False) -> dict:
     from memstore.core.model import Message
 
     tp = fp = fn = 0
@@ -209,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None, help="also write the figures to this file")
     args = p.parse_args(argv)
 
-    from memstore.extraction.factory import build_extractor
     from memstore.core.config import LLMConfig
+    from memstore.extraction.factory import build_extractor
     from memstore.providers.nlp import shared_nlp
 
     t0 = time.perf_counter()

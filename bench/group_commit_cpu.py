@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
+from memstore import Memory
 
 CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Oslo", "Rome", "Madrid", "Vienna"]
 JOBS = ["nurse", "teacher", "pilot", "chef", "plumber", "lawyer"]

@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
-from memstore.integrations.mem0_fixture import mem0_payload, write_mem0_store  # noqa: E402
+from memstore import Memory
+from memstore.integrations.mem0_fixture import mem0_payload, write_mem0_store
 
 VERBS = ["Likes", "Visited", "Works with", "Is learning", "Bought a book about", "Wants to try", "Dislikes"]
 THINGS = ["jazz", "Lisbon", "sourdough bread", "rock climbing", "the Rust language", "chess openings", "Kyoto",

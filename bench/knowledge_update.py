@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
-from memstore.core.rules.slots import detect_slot, slot_reranker  # noqa: E402
+from memstore import Memory
+from memstore.core.rules.slots import detect_slot, slot_reranker
 
 NAMES = ["Alice", "Bruno", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ingrid", "Jamal", "Keiko", "Liam",
          "Maya", "Nikolai", "Olivia", "Pedro", "Quinn", "Rosa", "Samir", "Tara", "Umar", "Vera", "Wen", "Ximena",
@@ -76,7 +76,7 @@ def make_pairs(rng: random.Random, name: str) -> list[dict]:
         ("diet", d_old, d_new, rng.choice([f"What does {name} eat?", f"What is {name}'s diet?",
                                            f"Is {name} vegetarian?"])),
         ("relationship", f"I'm dating {p1}.",
-         rng.choice([f"I broke up with {p1}.", f"I'm single now.", f"I'm engaged to {p2} now.",
+         rng.choice([f"I broke up with {p1}.", "I'm single now.", f"I'm engaged to {p2} now.",
                      f"I got married to {p2}."]),
          rng.choice([f"Who is {name} dating?", f"Is {name} in a relationship?", f"Who is {name}'s partner?"])),
         ("occupation", f"I'm a {j1}.", rng.choice([f"I became a {j2}.", f"I work as a {j2} now.",

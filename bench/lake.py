@@ -30,14 +30,14 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
 
-import memstore.lake as lake  # noqa: E402
-from memstore.dashboard import data  # noqa: E402
-from memstore.lake.fleet import Fleet  # noqa: E402
-from memstore.store.database import Database  # noqa: E402
-from memstore.store.views import view_query  # noqa: E402
-from memstore.testing.postgres import PostgresCluster  # noqa: E402
+import memstore.lake as lake
+from memstore.dashboard import data
+from memstore.lake.fleet import Fleet
+from memstore.store.database import Database
+from memstore.store.views import view_query
+from memstore.testing.postgres import PostgresCluster
 
 DIM = 16        # embeddings are not published by default: a small dimension keeps the build fast
 
@@ -47,7 +47,7 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed(fn):  # noqa: ANN001, ANN201
+def timed(fn):
     w, c = time.perf_counter(), cpu()
     out = fn()
     return out, time.perf_counter() - w, cpu() - c
@@ -85,7 +85,7 @@ def split(single: str, folder: Path, shards: int) -> list[str]:
     return out
 
 
-def run_queries(execute, user: str) -> dict[str, tuple[float, float, int]]:  # noqa: ANN001
+def run_queries(execute, user: str) -> dict[str, tuple[float, float, int]]:
     res = {}
     for name, sql in QUERIES.items():
         walls, cpus, rows = [], [], 0
@@ -104,13 +104,13 @@ class OneFile:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
 
-    def frame(self, name: str):  # noqa: ANN201
+    def frame(self, name: str):
         if name == "runs_by_status":
             return self.con.sql("SELECT status, extractor, count(*) AS runs FROM extraction_runs GROUP BY ALL").pl()
         return self.con.sql(view_query(name)).pl()
 
 
-def overview(source) -> int:  # noqa: ANN001
+def overview(source) -> int:
     """What the Overview page computes before drawing (scopes table, growth lines, runs chart data)."""
     summary = data.scope_summary(source)
     growth = data.growth(source.frame("memories_per_day"))
@@ -118,7 +118,7 @@ def overview(source) -> int:  # noqa: ANN001
     return summary.height + growth.height + runs.height
 
 
-def time_overview(source) -> tuple[float, float]:  # noqa: ANN001
+def time_overview(source) -> tuple[float, float]:
     walls, cpus = [], []
     for _ in range(3):
         _, w, c = timed(lambda: overview(source))

@@ -154,7 +154,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         raw_dir = Path(args.raw_store) if args.raw_store else tmp
         raw_dir.mkdir(parents=True, exist_ok=True)
-        dump = open(args.dump, "w") if args.dump else None   # noqa: SIM115
+        dump = open(args.dump, "w") if args.dump else None
         with Memory(str(tmp / "offline.duckdb"), config=cfg) as off, \
                 Memory(str(raw_dir / f"raw_{args.embedder}.duckdb"), config=cfg) as raw:
             for sample in data:

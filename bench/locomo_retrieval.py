@@ -26,12 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from memstore import Memory  # noqa: E402
-from memstore.retrieval.search import candidate_table  # noqa: E402
-from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
+from memstore import Memory
+from memstore.retrieval.search import candidate_table
+from memstore.testing.openai_server import ScriptedOpenAIServer
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data" / "locomo" / "locomo_dev5.json"
 MODES = {"semantic": ("semantic",), "keyword": ("keyword",), "entity": ("entity",),

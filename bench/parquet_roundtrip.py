@@ -16,17 +16,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
 
-from memstore.analysis.frames import read_frame  # noqa: E402
-from memstore.analysis.parquet_export import export_parquet  # noqa: E402
-from memstore.analysis.parquet_import import load_export, verify_export  # noqa: E402
-from memstore.analysis.readonly_sql import run_readonly  # noqa: E402
-from memstore.store.database import Database  # noqa: E402
-from memstore.store.views import ensure_views  # noqa: E402
+from memstore.analysis.frames import read_frame
+from memstore.analysis.parquet_export import export_parquet
+from memstore.analysis.parquet_import import load_export, verify_export
+from memstore.analysis.readonly_sql import run_readonly
+from memstore.store.database import Database
+from memstore.store.views import ensure_views
 
 
-def timed(label: str, fn, *args, **kwargs):  # noqa: ANN001, ANN201
+def timed(label: str, fn, *args, **kwargs):
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
     print(f"{label:<44} {time.perf_counter() - t0:8.3f} s")

@@ -76,7 +76,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         m = Memory.from_config({"path": os.path.join(d, "raw.duckdb"), "embedder": {"provider": "hashing"},
                                 "threads": a.threads})
-        emb = m._rt.embedder       # noqa: SLF001 - the bench measures the embedder alone to subtract it
+        emb = m._rt.embedder
         run("light", m, texts[:a.warm], "warm")
         cpu: dict[str, list[float]] = {"light": [], "spacy": []}
         pos = a.warm

@@ -25,8 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
+
+from memstore import Memory
 
 WORDS = ["tea", "flight", "parrot", "oboe", "boston", "kite", "garden", "doctor", "tuesday", "sister",
          "salary", "bicycle", "allergy", "novel", "piano", "lisbon"]

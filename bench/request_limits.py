@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore.testing.server_process import ServerProcess  # noqa: E402
+from memstore.testing.server_process import ServerProcess
 
 CONFIG = {"embedder": {"provider": "hashing"}}
 WORDS = ("the morning train to Lisbon was late again so Maria walked along the river and bought fresh bread "
@@ -83,7 +83,7 @@ def send(port: int, token: str, path: str, body: bytes, *, chunked: bool = False
     return resp.status, str(err.get("fields", {}).get("limit") or err.get("type") or "")
 
 
-def measure(pid: int, label: str, fn, idle: float) -> None:  # noqa: ANN001
+def measure(pid: int, label: str, fn, idle: float) -> None:
     peak = [rss_mb(pid)]
     stop = threading.Event()
 

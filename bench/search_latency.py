@@ -40,9 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memstore import Memory  # noqa: E402
-from memstore.retrieval.search import candidate_table  # noqa: E402
-
+from memstore import Memory
+from memstore.retrieval.search import candidate_table
 
 EXTRA_CONFIG: dict = {}     # --threads N: {"threads": N} for every Memory opened here
 PASS_THREADS = 0            # --pass-threads N: DuckDB threads while the --tail run's pass runs (0: the store's)
@@ -163,7 +162,7 @@ def rss_mib() -> tuple[float, float]:
     return psutil.Process().memory_info().rss / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float) -> tuple[list[float], object]:  # noqa: ANN001
+def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float) -> tuple[list[float], object]:
     """Searches (and an add every 20) while the store's background pass runs; prints their figures,
     the pass's and the RSS reached meanwhile. Returns the store-side times and the pass's result."""
     during, during_store, add_wait = [], [], []
@@ -290,6 +289,7 @@ def run_tail(size: int, users: int, queries: int, tmp: str, prebuilt: str | None
 def run(size: int, users: int, queries: int, tmp: str, hnsw: bool = True, by_scope: bool = False,
         prebuilt: str | None = None, in_place: bool = False) -> dict:
     path = str(Path(tmp) / f"s{size}.duckdb")
+    ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     order = "written sorted by scope (lean SQL builder)" if by_scope else "append order"
     print(f"\n## {size:,} memories over {users:,} users ({size // users:,} a user), {order}", flush=True)
     t0 = time.perf_counter()

@@ -58,7 +58,7 @@ def _turn(n: int, w: int) -> str:
     return t.format(**{k: v[(n * 7 + w) % len(v)] for k, v in WORDS.items()})
 
 
-def _client_for(store: str):  # noqa: ANN202 - old and new code name the module differently
+def _client_for(store: str):
     try:
         from memstore.api.connect import client_for
     except ImportError:
@@ -108,7 +108,7 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seed(memory) -> None:  # noqa: ANN001
+def _seed(memory) -> None:
     for u in range(SEED_USERS):
         for i in range(SEED_PER_USER):
             memory.add(f"seed fact {i}: the item {i * 31 % 10007} is on shelf {i % 97}", user_id=f"seed-{u}",
@@ -184,7 +184,7 @@ def _owner_stats(store: str) -> dict:
     """The group committer's and the side door's counters from /health ({} on old code)."""
     try:
         info = _client_for(store).server_info()
-    except Exception:  # noqa: BLE001 - old code
+    except Exception:
         return {}
     return {**(info.get("owner_ops") or {}), **(info.get("group_commit") or {})}
 
@@ -193,7 +193,7 @@ def _front_searches(store: str) -> dict:
     """The server's counts of searches its fronts answered from snapshot copies (/health; {} when none)."""
     try:
         return _client_for(store).server_info().get("front_searches") or {}
-    except Exception:  # noqa: BLE001 - old code, or no fronts
+    except Exception:
         return {}
 
 

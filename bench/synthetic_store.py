@@ -27,7 +27,7 @@ def _words(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def build_store(path: str, n_memories: int, n_users: int, dim: int = 384, seed: int = 7,
-                chunk: int = 50_000, log=print, by_scope: bool = False,  # noqa: ANN001
+                chunk: int = 50_000, log=print, by_scope: bool = False,
                 memory_limit: str | None = "512MB") -> Database:
     """Random users in append order (a store grown by adds), or with `by_scope` each user's rows
     written together (a bulk import sorted by scope, the layout a re-cluster leaves: the lean way
@@ -110,7 +110,7 @@ def append_tail(path: str, n: int, n_users: int, dim: int = 384, seed: int = 11,
 
 
 def build_store_sql(path: str, n_memories: int, n_users: int, dim: int = 384, chunk: int = 1_000_000,
-                    log=print, memory_limit: str | None = "512MB") -> Database:  # noqa: ANN001
+                    log=print, memory_limit: str | None = "512MB") -> Database:
     """The lean builder (10M and up): the same tables as build_store, sorted by scope as a
     re-cluster leaves them, generated inside DuckDB (no Python per row): Zipf-like terms (inverse
     transform), 1-3 entities a memory, vectors drawn from 4,096 random ones (latency, not recall)."""

@@ -60,8 +60,7 @@ from memstore.store.write_values import vectors_table  # noqa: E402
 from memstore.testing.openai_server import ScriptedOpenAIServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from write_profile import (WRITE_STEPS_CPU, StatementLog, _StepCPU, print_statements, record_writes,  # noqa: E402
-                           replay_floor, track_step_cpu)
+from write_profile import WRITE_STEPS_CPU, StatementLog, _StepCPU, print_statements, record_writes, replay_floor, track_step_cpu  # noqa: E402
 
 CITIES = ["Boston", "Seattle", "Denver", "Austin", "Chicago", "Portland", "Atlanta", "Miami", "Phoenix", "Dallas",
           "Berlin", "Paris", "Lisbon", "Madrid", "Rome", "Tokyo", "Osaka", "Seoul", "Sydney", "Toronto"]
@@ -263,7 +262,7 @@ def run_batches(m: Memory, rng: np.random.Generator, n_users: int, adds: int, ba
             "statements": stmts.take(), "adds_measured": rounds * batch}
 
 
-def nlp_breakdown(nlp, groups: list[list[str]]) -> dict[str, float]:  # noqa: ANN001 - a SpacyNLP
+def nlp_breakdown(nlp, groups: list[list[str]]) -> dict[str, float]:
     """Process CPU ms per add of each spaCy component and of memstore's own analysis of the docs,
     re-running the pipeline stepwise on each add's facts (nlp.pipe interleaves the components)."""
     pipe, out = getattr(nlp, "nlp", None), {}

@@ -29,7 +29,7 @@ def record_writes(m: Memory) -> list[list[tuple[str, tuple]]]:
             log[-1].append(("insert_values", (table, {k: list(v) for k, v in cols.items()})))
         insert_values(table, cols)
 
-    def rec_run(name: str, params=None, **kw):  # noqa: ANN001, ANN003, ANN202
+    def rec_run(name: str, params=None, **kw):
         if kw.get("writes") and log and log[-1] is not None:
             log[-1].append(("run", (name, params)))
         return run(name, params, **kw)
@@ -111,8 +111,8 @@ def track_step_cpu(m: Memory) -> _StepCPU:
     acc = _StepCPU()
     beside.IN_TURN = True       # one step at a time: each step's process CPU is its own
 
-    def timed(step):  # noqa: ANN001, ANN202
-        def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def timed(step):
+        def run(*args, **kwargs):
             acc.enter(step.__name__)
             try:
                 return step(*args, **kwargs)
@@ -125,7 +125,7 @@ def track_step_cpu(m: Memory) -> _StepCPU:
         setattr(add_pipeline, name, tuple(timed(s) for s in getattr(add_pipeline, name)))
     write_unit = add_pipeline._write_unit
 
-    def unit(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the whole unit, BEGIN to COMMIT
+    def unit(*args, **kwargs):
         c = time.process_time()
         acc.in_unit = True
         try:
@@ -147,10 +147,10 @@ class StatementLog:
         cur = db.con
 
         class Timed:
-            def __getattr__(self, name: str):  # noqa: ANN204
+            def __getattr__(self, name: str):
                 return getattr(cur, name)
 
-            def execute(self, sql: str, *args):  # noqa: ANN002, ANN202
+            def execute(self, sql: str, *args):
                 c, w = time.process_time(), time.perf_counter()
                 try:
                     return cur.execute(sql, *args)
@@ -159,7 +159,7 @@ class StatementLog:
                                     "step": steps.current or ("write_unit" if steps.in_unit else None),
                                     "name": None})
 
-            def from_arrow(self, data):  # noqa: ANN001, ANN202 - the relation insert of Database.insert_arrow
+            def from_arrow(self, data):
                 c, w = time.process_time(), time.perf_counter()      # the relation's making counts too
                 rel = cur.from_arrow(data)
 
@@ -174,7 +174,7 @@ class StatementLog:
                                             "name": None})
                 return TimedRelation()
 
-        def trace(name: str, sql: str, params, seconds: float) -> None:  # noqa: ANN001, ARG001
+        def trace(name: str, sql: str, params, seconds: float) -> None:
             if entries and entries[-1]["name"] is None and entries[-1]["sql"] == sql:
                 entries[-1]["name"] = name
         db.trace = trace

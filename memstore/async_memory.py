@@ -23,13 +23,13 @@ class AsyncMemory:
         self.sync = memory or Memory(path, config=config)
 
     @classmethod
-    def from_config(cls, config: Any) -> "AsyncMemory":
+    def from_config(cls, config: Any) -> AsyncMemory:
         return cls(config=config)
 
     def close(self) -> None:
         self.sync.close()
 
-    async def __aenter__(self) -> "AsyncMemory":
+    async def __aenter__(self) -> AsyncMemory:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

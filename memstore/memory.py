@@ -12,7 +12,6 @@ the work lives in `pipeline/`, `retrieval/` and `governance/`.
 """
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 from typing import Any
@@ -26,29 +25,23 @@ from memstore.api.interop import InteropAPI
 from memstore.api.stages import AddStages
 from memstore.api.tokens import TokenAPI
 from memstore.api.truth import TruthAPI
+from memstore.core.checks import check_limit
 from memstore.core.config import MemoryConfig
-from memstore.core.errors import ArgumentError, IdentityConflictError, IdentityError, MemstoreError, NotFoundError
+from memstore.core.errors import ArgumentError, IdentityConflictError, MemstoreError, NotFoundError
 from memstore.core.identity import Scope, check_metadata
-from memstore.governance.forget_scope import finish_pending
-from memstore.pipeline.add import commit_add, commit_adds, prepare, prepare_in_pool, prepare_models, prepare_text, run_add
 from memstore.core.model import AddState, PreparedAdd
-from memstore.pipeline.validate_input import normalise_messages
-from memstore.providers.factory import build_embedder
 from memstore.core.records import history_record, memory_record, with_sources
 from memstore.core.scope_rule import canonical_id
+from memstore.core.timeutil import parse_time
+from memstore.governance.forget_scope import finish_pending
+from memstore.pipeline.add import commit_add, commit_adds, prepare, prepare_in_pool, prepare_models, prepare_text, run_add
+from memstore.pipeline.validate_input import normalise_messages
+from memstore.providers.factory import build_embedder
 from memstore.retrieval.filters import check_filters, trim_identity
-from memstore.core.checks import check_limit
 from memstore.runtime import Runtime, given_vector
 from memstore.store.database import Database
 from memstore.store.recluster import attach_maintenance
 from memstore.store.scope_cache import ScopeCache
-from memstore.core.timeutil import parse_time
-
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
 
 _ID_HINT = "ids are the strings add() returned: list them with get_all(user_id=...)"
 
@@ -106,7 +99,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
             self._rt.reranker = LLMReranker(self._mem0.reranker, self._mem0.scoring_prompt)
 
     @classmethod
-    def from_config(cls, config: MemoryConfig | dict[str, Any]) -> "Memory":
+    def from_config(cls, config: MemoryConfig | dict[str, Any]) -> Memory:
         """Build from a config dict: memstore's, or mem0's (`{"llm": {"provider": ..., "config": {...}},
         "embedder": ..., "vector_store": ..., "history_db_path": ...}`, see "Moving from mem0" in the
         README); unknown keys and providers memstore cannot call raise ConfigError naming them."""
@@ -171,7 +164,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
         """The PIDs of the worker processes now (they change when a dead one is replaced)."""
         return self._pool.pids() if self._pool is not None else []
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -407,7 +400,7 @@ class Memory(TruthAPI, GovernanceAPI, IngestAPI, AnalysisAPI, InteropAPI, TokenA
                        agent_id: str | None = None, run_id: str | None = None, limit: int = 1000,
                        include_superseded: bool = False, show_expired: bool = False, as_of: Any = None,
                        channels: tuple[str, ...] = ("semantic", "keyword", "entity"),
-                       weights: dict[str, float] | None = None, **kwargs: Any) -> "pl.DataFrame":
+                       weights: dict[str, float] | None = None, **kwargs: Any) -> pl.DataFrame:
         """The whole candidate table of a search as a Polars frame: one row per candidate with
         semantic / keyword / bm25 / entity / recency / score, the channels that recalled it
         (by_semantic, by_keyword, by_entity), its text and status, ranked. `include_superseded`,

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memstore import Memory  # noqa: E402
-from memstore.core.config import DEFAULT_PATH  # noqa: E402
-from memstore.dashboard.demo_store import DEMO_USERS, ensure_demo_store  # noqa: E402
+from memstore import Memory
+from memstore.core.config import DEFAULT_PATH
+from memstore.dashboard.demo_store import DEMO_USERS, ensure_demo_store
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,7 +9,7 @@ import pytest
 from memstore import Memory
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lanes import mark_process_tests  # noqa: E402  (tests/ is not a package)
+from lanes import mark_process_tests
 
 
 def pytest_collection_modifyitems(config, items):

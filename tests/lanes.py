@@ -22,7 +22,7 @@ STARTS_PROCESS = re.compile(
     r"|start_workers|workers\s*=\s*[1-9]|--workers|--fronts|fronts\s*=\s*[1-9]|os\.fork|os\.kill")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module_helpers(path: str) -> frozenset[str]:
     """Names of the module's functions that start a process, directly or through each other."""
     try:

@@ -28,20 +28,20 @@ class ThreadedHashing(HashingEmbedder):
         self.threads: list[str] = []
         self.fail_on: int | None = None     # from this call number on (0-based), every call raises
 
-    def embed(self, texts):  # noqa: ANN001, ANN201
+    def embed(self, texts):
         self.threads.append(threading.current_thread().name)
         if self.fail_on is not None and len(self.threads) - 1 >= self.fail_on:
             raise LLMUnavailableError("embedding endpoint failed: test")
         return super().embed(texts)
 
 
-def _memory(path, embedder):  # noqa: ANN001, ANN202
+def _memory(path, embedder):
     m = Memory(str(path), config={"embedder": {"provider": "hashing"}})
     m._rt.embedder = embedder
     return m
 
 
-def _stored(m):  # noqa: ANN001, ANN202
+def _stored(m):
     rows = m.db.rows("t", sql="SELECT memory, embedding FROM memories ORDER BY memory")
     ents = m.db.rows("t", sql="SELECT e.norm, m.memory FROM entity_postings p JOIN entities e ON e.id = p.entity_id "
                               "JOIN memories m ON m.id = p.memory_id ORDER BY 1, 2")

@@ -59,12 +59,12 @@ def _locomo_facts() -> list[str]:
     return [f[0] for s in data for per in s["observation"].values() for facts in per.values() for f in facts]
 
 
-def _tokens(doc) -> list[tuple]:  # noqa: ANN001
+def _tokens(doc) -> list[tuple]:
     return [(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.ent_iob_, t.ent_type_, t.is_sent_start)
             for t in doc]
 
 
-def _stock(nlp: SpacyNLP, disable: list[str]):  # noqa: ANN202 - a spaCy Language
+def _stock(nlp: SpacyNLP, disable: list[str]):
     """The same pipeline loaded anew: thinc's default ops on every layer, the stock components."""
     pipe = spacy.load(nlp.name, disable=disable)
     layers = [layer for _, proc in pipe.components if getattr(proc, "model", None) is not None
@@ -73,7 +73,7 @@ def _stock(nlp: SpacyNLP, disable: list[str]):  # noqa: ANN202 - a spaCy Languag
     return pipe
 
 
-def _check(nlp: SpacyNLP, stock_pipe, texts: list[str]) -> None:  # noqa: ANN001
+def _check(nlp: SpacyNLP, stock_pipe, texts: list[str]) -> None:
     assert nlp._rules is not None, "the pipeline's attribute_ruler did not compile"
     assert stock_pipe.pipe_names == nlp.nlp.pipe_names
     for start in range(0, len(texts), 10):           # add()-sized batches

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from memstore import AsyncMemory, Memory, MemoryAPI
-from memstore.api.protocol import METHODS
 from memstore.api.http_client import MemoryClient
+from memstore.api.protocol import METHODS
 from memstore.core.errors import FilterError, IdentityError, NotFoundError
 from memstore.testing.server_process import ServerProcess
 
@@ -45,8 +45,8 @@ def _strip(results):
     """Results without what differs by nature between two stores (ids, times, scores)."""
     drop = {"id", "created_at", "updated_at", "valid_from", "invalidated_at", "superseded_by", "source_message_ids",
             "score", "hash"}
-    return sorted((tuple(sorted((k, json.dumps(v, default=str)) for k, v in r.items() if k not in drop))
-                   for r in results))
+    return sorted(tuple(sorted((k, json.dumps(v, default=str)) for k, v in r.items() if k not in drop))
+                   for r in results)
 
 
 def test_both_implement_the_one_interface(server):

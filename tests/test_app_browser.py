@@ -68,7 +68,7 @@ class AppServer:
                    "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
                    "--server.fileWatcherType", "none", "--global.developmentMode", "false",
                    "--client.toolbarMode", "viewer"]
-        self.log = open(self.log_path, "wb")  # noqa: SIM115 - held open for the server's lifetime, closed in stop()
+        self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout: float = 180) -> None:

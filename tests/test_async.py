@@ -75,6 +75,6 @@ def test_async_passes_attributes_and_errors_through(tmp_path):
             assert am.path.endswith("e.duckdb")  # plain attributes pass through
             try:
                 await am.add("I like tea")
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return type(exc).__name__
     assert asyncio.run(run()) == "IdentityError"

@@ -20,7 +20,7 @@ from memstore.cluster.haproxy import BALANCER_ERRORS, haproxy_config
 class _Script(BaseHTTPRequestHandler):
     """Answers POST /v1/<m> with the next (status, body, headers) of the server's script."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
         srv = self.server
         srv.calls.append(time.monotonic())                    # type: ignore[attr-defined]

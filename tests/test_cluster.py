@@ -16,9 +16,9 @@ import pytest
 
 from memstore.api.cluster_client import ClusterClient, route_key
 from memstore.cluster.haproxy import haproxy_config
-from memstore.core.placement import SLOTS, jump_hash, parse_shard, shard_of, shard_of_key, slot_of, slot_table
 from memstore.cluster.shard_guard import ShardGuard
 from memstore.core.errors import ConfigError, CrossShardError, WrongShardError
+from memstore.core.placement import SLOTS, jump_hash, parse_shard, shard_of, shard_of_key, slot_of, slot_table
 from memstore.testing.cluster_process import ClusterProcess, haproxy_available
 
 HASHING = {"embedder": {"provider": "hashing"}}

@@ -27,7 +27,7 @@ pytest.importorskip("duckdb_extension_ducklake")
 pytest.importorskip("duckdb_extension_postgres")
 pytestmark = pytest.mark.skipif(not available(), reason="PostgreSQL is not installed (apt-get install postgresql)")
 
-import memstore.lake as lake  # noqa: E402  (registers the lake's erasure step)
+import memstore.lake as lake
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

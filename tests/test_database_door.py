@@ -102,7 +102,7 @@ def m(store_path):
     mem.close()
 
 
-def _traced_vs_logged(m: Memory, call) -> tuple[list[str], list[str]]:  # noqa: ANN001
+def _traced_vs_logged(m: Memory, call) -> tuple[list[str], list[str]]:
     """Run `call` with a tracer and DuckDB's query log on; return (traced names, untraced queries)."""
     traced: list[tuple[str, str]] = []
     m.db.trace = lambda name, sql, params, seconds: traced.append((name, sql))
@@ -170,7 +170,7 @@ def test_every_row_write_of_the_public_api_runs_inside_a_transaction(m, tmp_path
 
     outside: list[str] = []
 
-    def trace(name, sql, params, seconds):  # noqa: ANN001
+    def trace(name, sql, params, seconds):
         kinds = {s.type.name for s in duckdb.extract_statements(sql)}
         if kinds & ROW_WRITES and not m.db.in_transaction:
             outside.append(name)

@@ -36,7 +36,7 @@ def test_column_types_from_many_threads_are_each_tables_own(tmp_path):
                 got = db.column_types(table)
                 if got != want[table]:
                     wrong.append((table, list(got)[:3]))
-            except BaseException as exc:  # noqa: BLE001  (reported below)
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=ask, args=(t,)) for t in TABLES]

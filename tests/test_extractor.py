@@ -13,8 +13,8 @@ import pytest
 
 from memstore import Memory
 from memstore.core.model import Message
-from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.core.rules.slots import detect_slot
+from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.providers.nlp import shared_nlp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +155,7 @@ def test_extraction_runs_no_entity_recognizer(ex):
     from memstore.providers.nlp import SpacyNLP
 
     @Language.component("memstore_test_ner_refuses")
-    def refuse(doc):  # noqa: ANN001, ANN202
+    def refuse(doc):
         raise AssertionError("the extractor ran the entity recognizer")
 
     nlp = SpacyNLP()

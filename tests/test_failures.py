@@ -13,9 +13,9 @@ import re
 
 import pytest
 
+import memstore.pipeline.add as add_pipeline
 from memstore import Memory, StoreWriteError
 from memstore.core.errors import ConfigError, LLMUnavailableError, ReadOnlyError
-import memstore.pipeline.add as add_pipeline
 from memstore.pipeline.add import MODEL_STEPS, TEXT_STEPS, WRITE_STEPS, PipelineStepError, commit_adds
 from memstore.testing.openai_server import ScriptedOpenAIServer
 

@@ -76,7 +76,7 @@ def test_concurrent_adds_are_committed_in_groups(m):
     def work(i):
         try:
             results[i] = gc.add(f"note number {i} about the garden", user_id=f"u{i % 3}", infer=False)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(24)]

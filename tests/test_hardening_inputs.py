@@ -75,7 +75,7 @@ def test_every_bad_input_is_a_memstore_error_or_type_error_and_shows_no_stored_i
         except (MemstoreError, TypeError) as exc:
             if any(i in str(exc) for i in stored - {ids[0]}):
                 leaked.append(name)
-        except BaseException as exc:          # noqa: BLE001 - the point of the test
+        except BaseException as exc:
             untyped.append(f"{name}: {type(exc).__name__}: {str(exc)[:80]}")
     assert not untyped, untyped
     assert not leaked, leaked

@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("qdrant_client")
 
-from memstore import Memory  # noqa: E402
-from memstore.cli import main  # noqa: E402
-from memstore.governance.doctor import assert_store_healthy  # noqa: E402
-from memstore.integrations.mem0_fixture import mem0_payload, write_mem0_store  # noqa: E402
-from memstore.ingest.mem0_import import Mem0ImportError  # noqa: E402
+from memstore import Memory
+from memstore.cli import main
+from memstore.governance.doctor import assert_store_healthy
+from memstore.ingest.mem0_import import Mem0ImportError
+from memstore.integrations.mem0_fixture import mem0_payload, write_mem0_store
 
 DIM = 384   # the bundled MiniLM's dimension: --keep-vectors applies
 

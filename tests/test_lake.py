@@ -26,9 +26,9 @@ pytest.importorskip("duckdb_extension_ducklake")
 pytest.importorskip("duckdb_extension_postgres")
 pytestmark = pytest.mark.skipif(not available(), reason="PostgreSQL is not installed (apt-get install postgresql)")
 
-import memstore.lake as lake  # noqa: E402  (registers the lake's erasure step)
-from memstore.store.views import view_query  # noqa: E402
-from memstore.testing.server_process import ServerProcess  # noqa: E402
+import memstore.lake as lake
+from memstore.store.views import view_query
+from memstore.testing.server_process import ServerProcess
 
 CONFIG = {"embedder": {"provider": "hashing"}}
 TABLES = ("memories", "history", "entities", "entity_postings", "keyword_postings", "memory_links", "extraction_runs")
@@ -101,7 +101,7 @@ def test_two_shards_publish_concurrently_while_clients_write(tmp_path, lake_name
                     m.update(mid, f"{shard} user{worker} fact {i} corrected")
                 if i == 6:
                     m.delete(r["results"][0]["id"])
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(s, w)) for s in stores for w in range(1)]

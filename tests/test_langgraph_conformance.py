@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.store.base import InvalidNamespaceError  # noqa: E402
+from langgraph.store.base import InvalidNamespaceError
 
-from memstore.core.errors import ConfigError, FilterError  # noqa: E402
-from memstore.integrations.langgraph import MemstoreStore  # noqa: E402
+from memstore.core.errors import ConfigError, FilterError
+from memstore.integrations.langgraph import MemstoreStore
 
 
 @pytest.fixture

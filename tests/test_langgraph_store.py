@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore  # noqa: E402
-from typing_extensions import TypedDict  # noqa: E402
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
+from typing_extensions import TypedDict
 
-from memstore import Memory  # noqa: E402
-from memstore.governance.doctor import assert_store_healthy  # noqa: E402
-from memstore.integrations.langgraph import MemstoreStore  # noqa: E402
+from memstore import Memory
+from memstore.governance.doctor import assert_store_healthy
+from memstore.integrations.langgraph import MemstoreStore
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from memstore.store.views import ensure_views  # noqa: E402
-from tests.test_mcp_tools import _run  # noqa: E402
+from memstore.store.views import ensure_views
+from tests.test_mcp_tools import _run
 
 
 def test_add_memory_that_stores_nothing_is_an_error(memory):

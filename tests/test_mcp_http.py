@@ -9,14 +9,14 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-from memstore import Memory  # noqa: E402
-from memstore.governance.doctor import assert_store_healthy  # noqa: E402
-from memstore.integrations.mcp_server import result_json  # noqa: E402
-from memstore.testing.server_process import ServerProcess  # noqa: E402
+from memstore import Memory
+from memstore.governance.doctor import assert_store_healthy
+from memstore.integrations.mcp_server import result_json
+from memstore.testing.server_process import ServerProcess
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters
 
-from memstore import Memory  # noqa: E402
-from memstore.governance.doctor import assert_store_healthy  # noqa: E402
-from memstore.integrations.mcp_server import result_json  # noqa: E402
+from memstore import Memory
+from memstore.governance.doctor import assert_store_healthy
+from memstore.integrations.mcp_server import result_json
 
 ROOT = Path(__file__).resolve().parent.parent
 

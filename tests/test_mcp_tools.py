@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client  # noqa: E402
+from mcp import Client
 
-from memstore.governance.doctor import assert_store_healthy  # noqa: E402
-from memstore.integrations.mcp_server import DESCRIPTIONS, build_server, result_json  # noqa: E402
-from memstore.integrations.scoped_tools import ScopedTools, ScopeViolation  # noqa: E402
+from memstore.governance.doctor import assert_store_healthy
+from memstore.integrations.mcp_server import DESCRIPTIONS, build_server, result_json
+from memstore.integrations.scoped_tools import ScopedTools, ScopeViolation
 
 
 def _run(memory, scope, calls):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 
 import pytest
 
@@ -263,7 +262,7 @@ def ported(snippet: str) -> str:
 
 def run(snippet: str, ns: dict | None = None) -> dict:
     ns = {} if ns is None else ns
-    exec(compile(ported(snippet), "<mem0 docs>", "exec"), ns)      # noqa: S102 - the docs' own code
+    exec(compile(ported(snippet), "<mem0 docs>", "exec"), ns)
     return ns
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from memstore import Memory
 from memstore.core.model import Message
+from memstore.core.rules.slots import detect_slot
 from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.providers.nlp import shared_nlp
-from memstore.core.rules.slots import detect_slot
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "change_cues.txt"
 AT = dt.datetime(2024, 6, 12, 10)

@@ -168,7 +168,7 @@ def test_stop_is_prompt_and_idempotent():
     def call() -> None:
         try:
             _ask(client)
-        except BaseException as exc:  # noqa: BLE001 - inspected below
+        except BaseException as exc:
             outcome.append(exc)
 
     th = threading.Thread(target=call)

@@ -10,13 +10,13 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis.errors import Unsatisfiable  # noqa: E402
-from schemathesis.checks import not_a_server_error  # noqa: E402
-from schemathesis.generation import GenerationMode  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
 
-from memstore import Memory  # noqa: E402
-from memstore.server.app import create_app  # noqa: E402
+from memstore import Memory
+from memstore.server.app import create_app
 
 TOKEN = "fuzz-token"
 
@@ -60,7 +60,7 @@ def test_every_operation_conforms(api_schema, mode, tmp_path, monkeypatch):
             check()
         except Unsatisfiable:
             assert mode == GenerationMode.NEGATIVE, operation.path    # nothing in it to break (e.g. /health)
-        except BaseException as exc:  # noqa: BLE001 - schemathesis raises a FailureGroup; collect every operation's
+        except BaseException as exc:
             lines = [ln for ln in str(exc).splitlines() if any(k in ln for k in ("ST", "curl", "`", "rror"))]
             text = type(exc).__name__ + ": " + "\n".join(lines)
             failures.append(f"{operation.method.upper()} {operation.path}: {text[:800]}")

@@ -14,11 +14,11 @@ os.environ.setdefault("MEM0_TELEMETRY", "false")
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
 pytest.importorskip("mem0")
 
-from mem0 import MemoryClient  # noqa: E402
-from mem0.exceptions import ValidationError as Mem0ValidationError  # noqa: E402
+from mem0 import MemoryClient
+from mem0.exceptions import ValidationError as Mem0ValidationError
 
-from memstore.core.placement import shard_of_key  # noqa: E402
-from memstore.testing.cluster_process import ClusterProcess, haproxy_available  # noqa: E402
+from memstore.core.placement import shard_of_key
+from memstore.testing.cluster_process import ClusterProcess, haproxy_available
 
 pytestmark = pytest.mark.skipif(not haproxy_available(), reason="haproxy is not installed (.ci/run installs it)")
 

@@ -15,11 +15,12 @@ os.environ.setdefault("MEM0_TELEMETRY", "false")             # the SDK sends no 
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
 mem0 = pytest.importorskip("mem0")
 
-from mem0 import AsyncMemoryClient, MemoryClient  # noqa: E402
-from mem0.client.types import AddMemoryOptions, SearchMemoryOptions  # noqa: E402
-from mem0.exceptions import AuthenticationError, MemoryError as Mem0Error, MemoryNotFoundError  # noqa: E402
+from mem0 import AsyncMemoryClient, MemoryClient
+from mem0.client.types import AddMemoryOptions, SearchMemoryOptions
+from mem0.exceptions import AuthenticationError, MemoryNotFoundError
+from mem0.exceptions import MemoryError as Mem0Error
 
-from memstore.testing.server_process import ServerProcess  # noqa: E402
+from memstore.testing.server_process import ServerProcess
 
 HASHING = {"embedder": {"provider": "hashing"}}
 

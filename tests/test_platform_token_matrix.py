@@ -17,10 +17,10 @@ os.environ.setdefault("MEM0_TELEMETRY", "false")
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-dir-"))
 pytest.importorskip("mem0")
 
-from mem0 import MemoryClient  # noqa: E402
-from mem0.exceptions import AuthenticationError, MemoryNotFoundError  # noqa: E402
+from mem0 import MemoryClient
+from mem0.exceptions import AuthenticationError, MemoryNotFoundError
 
-from memstore.testing.server_process import ServerProcess  # noqa: E402
+from memstore.testing.server_process import ServerProcess
 
 CALLERS = ("admin", "alice", "alice_ro", "bob", "agent")
 EXPECT = {   # as tests/test_token_matrix.py: what each caller gets when the call targets alice's data

@@ -90,7 +90,7 @@ CASES = [
 ]
 
 
-def _method(case) -> str:  # noqa: ANN001 - a tuple or a pytest.param
+def _method(case) -> str:
     return case.values[0] if hasattr(case, "values") else case[0]
 
 

@@ -2,9 +2,6 @@
 models run: the light analysis gives its terms and entities)."""
 from __future__ import annotations
 
-import pytest
-
-from memstore import Memory
 from memstore.providers.light_analysis import light_analyze
 from memstore.providers.nlp import SpacyNLP
 

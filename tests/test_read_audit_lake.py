@@ -12,9 +12,10 @@ pytest.importorskip("duckdb_extension_ducklake")
 pytest.importorskip("duckdb_extension_postgres")
 pytestmark = pytest.mark.skipif(not available(), reason="PostgreSQL is not installed (apt-get install postgresql)")
 
-import memstore.lake as lake  # noqa: E402  (registers the lake's erasure step)
-from memstore.lake.tables import DEFAULT_TABLES  # noqa: E402
-from test_lake import marker_bytes  # noqa: E402
+from test_lake import marker_bytes
+
+import memstore.lake as lake
+from memstore.lake.tables import DEFAULT_TABLES
 
 CONFIG = {"embedder": {"provider": "hashing"}, "audit": {"reads": "on"}}
 

@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app_pages import APP, all_text, charts, frame
 
 from memstore.api.http_client import MemoryClient
 from memstore.testing.server_process import ServerProcess
-from test_app_pages import APP, all_text, charts, frame
 
 AUDIT = {"audit": {"reads": "on", "flush_s": 0.2}}
 
@@ -85,8 +85,7 @@ CHROMIUM = "/usr/bin/chromium"
 @pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} not found (apt-get install -y chromium)")
 def test_reads_page_in_chromium(audited_store, tmp_path):
     import playwright.sync_api as playwright
-    from test_app_browser import (ARTIFACTS, LAUNCH_ARGS, VIEWPORT, AppServer, choose, go, heading, in_table,
-                                  no_exception, shot)
+    from test_app_browser import ARTIFACTS, LAUNCH_ARGS, VIEWPORT, AppServer, choose, go, heading, in_table, no_exception, shot
 
     template, found = audited_store
     server = AppServer(_copy(template, tmp_path))

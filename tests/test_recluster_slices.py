@@ -4,7 +4,6 @@ off during the pass and restored after; a process killed mid-pass (between slice
 leaves every memory exactly once, and the next pass completes."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading

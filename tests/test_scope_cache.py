@@ -164,7 +164,7 @@ def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
         try:
             for _ in range(15):
                 m.add(rng.choice(facts), user_id="alice")
-        except BaseException as exc:  # noqa: BLE001 - surfaced below
+        except BaseException as exc:
             errors.append(exc)
 
     def deleter() -> None:
@@ -174,7 +174,7 @@ def test_concurrent_adds_and_deletes_never_store_a_current_fact_twice(m):
                 ids = sorted(current_ids(m))
                 if ids:
                     m.delete(rng.choice(ids))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=adder, args=(s,)) for s in range(3)] + [threading.Thread(target=deleter)]
@@ -264,7 +264,7 @@ def test_a_commit_by_another_connection_during_an_add_is_not_vouched_for(store_p
     steps = add_pipeline.WRITE_STEPS
     fired: list[bool] = []
 
-    def commit_rows_then_b_writes(state, rt, w):  # noqa: ANN001, ANN202 - wraps the real step
+    def commit_rows_then_b_writes(state, rt, w):
         out = steps[-1](state, rt, w)
         if rt is a._rt and not fired:
             fired.append(True)

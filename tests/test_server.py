@@ -12,11 +12,11 @@ import pytest
 
 from memstore import Memory, connect
 from memstore.api.http_client import MemoryClient
-from memstore.wire.transport import Transport
 from memstore.core.errors import AuthError, ConfigError, StoreLockedError
-from memstore.wire.discovery import read_info, server_file
 from memstore.server.serve import check_serve
 from memstore.testing.server_process import ServerProcess, free_port
+from memstore.wire.discovery import read_info, server_file
+from memstore.wire.transport import Transport
 
 CONFIG = {"embedder": {"provider": "hashing"}}
 

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from memstore import Memory
 from memstore.api.protocol import METHODS
-from memstore.wire.format import dumps
 from memstore.server.app import create_app
+from memstore.wire.format import dumps
 
 CONFIG = {"embedder": {"provider": "hashing"}}
 ADMIN_TOKEN = "admin-" + uuid.uuid4().hex

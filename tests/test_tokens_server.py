@@ -137,7 +137,7 @@ def test_revoking_a_token_during_a_load_of_four_clients(served):
                     log[i].append((start, "ok"))
                 except AuthError:
                     log[i].append((start, "auth"))
-                except Exception as exc:  # noqa: BLE001 - recorded, asserted below
+                except Exception as exc:
                     log[i].append((start, repr(exc)))
                 n += 1
 

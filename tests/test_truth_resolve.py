@@ -9,7 +9,6 @@ from memstore.core.errors import IdentityError, NotFoundError, StoreWriteError
 from memstore.governance.resolve import ResolveError
 
 
-
 @pytest.fixture(scope="module")
 def m(tmp_path_factory):
     # slot supersession off: conflicts stay in place for a person to decide

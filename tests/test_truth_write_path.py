@@ -11,7 +11,6 @@ from memstore.core.errors import ConfigError, StoreWriteError
 from memstore.testing.openai_server import ScriptedOpenAIServer
 
 
-
 @pytest.fixture(scope="module")
 def m(tmp_path_factory):
     mem = Memory(str(tmp_path_factory.mktemp("truth") / "w.duckdb"))

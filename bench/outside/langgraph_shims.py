@@ -15,8 +15,9 @@ import os
 import sys
 import tempfile
 import types
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from memstore.integrations.langgraph import MemstoreStore
 
@@ -40,7 +41,7 @@ class ConformanceStore(MemstoreStore):
         return True
 
     @contextmanager
-    def _cursor(self, *_: Any, **__: Any) -> Iterator["_Conn"]:
+    def _cursor(self, *_: Any, **__: Any) -> Iterator[_Conn]:
         """The Postgres vector fixture drops its migrations table through this; nothing to drop."""
         yield _Conn()
 
@@ -84,7 +85,7 @@ class PostgresStore(SqliteStore):
     pass
 
 
-def InMemoryStore(*, index: Any = None, ttl: Any = None, **_: Any) -> ConformanceStore:  # noqa: N802
+def InMemoryStore(*, index: Any = None, ttl: Any = None, **_: Any) -> ConformanceStore:
     return new_store(index=index, ttl=ttl)
 
 
@@ -93,7 +94,7 @@ class _Conn:
 
     @classmethod
     @contextmanager
-    def connect(cls, *_: Any, **__: Any) -> Iterator["_Conn"]:
+    def connect(cls, *_: Any, **__: Any) -> Iterator[_Conn]:
         yield cls()
 
     def execute(self, *_: Any, **__: Any) -> None:

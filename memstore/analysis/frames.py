@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from memstore.store.quoting import sql_ident
-from memstore.core.errors import IdentityError, MemstoreError
+from memstore.core.errors import (
+    IdentityError,
+    UnknownFrameError,
+)
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.core.errors import UnknownFrameError  # noqa: F401  (defined with every error class)
+from memstore.store.quoting import sql_ident
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -8,7 +8,6 @@ rewrites export files and then refreshes the manifest.
 """
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -18,6 +17,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from memstore.core.errors import ExportError
+from memstore.core.timeutil import utcnow
 
 MANIFEST = "manifest.json"
 FORMAT = "memstore-parquet-export"
@@ -82,6 +82,6 @@ def refresh_manifest(directory: str | os.PathLike) -> dict[str, Any]:
     manifest["files"] = kept
     for table, info in manifest["tables"].items():
         info["rows"] = sum(f["rows"] for f in kept if f["table"] == table)
-    manifest["refreshed_at"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat()
+    manifest["refreshed_at"] = utcnow().isoformat()
     write_manifest(out, manifest)
     return manifest

@@ -21,19 +21,18 @@ registered in `exports` (kind "parquet_export") only after manifest.json is writ
 """
 from __future__ import annotations
 
-import datetime as dt
 import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 from memstore.analysis.frames import check_scope
 from memstore.analysis.manifest import FORMAT, FORMAT_VERSION, MANIFEST, parquet_rows, sha256_file, write_manifest  # noqa: F401
-from memstore.store.quoting import sql_ident, sql_string
 from memstore.core.errors import ExportError, ExportExistsError, ReadOnlyError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.ids import new_id
+from memstore.core.timeutil import utcnow
+from memstore.store.quoting import sql_ident, sql_string
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -144,7 +143,7 @@ def export_parquet(db: Database, directory: str | os.PathLike, *, scope: dict[st
     except OSError as exc:      # a name too long, no permission, a read-only disk
         raise ExportError(f"cannot make export directory {out}: {exc.strerror or exc}",
                           hint="choose a directory you can write to", path=str(out)) from None
-    export_id, now = new_id(), dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    export_id, now = new_id(), utcnow()
     try:
         with db.snapshot("export"):               # one snapshot for every table
             tables = store_tables(db)

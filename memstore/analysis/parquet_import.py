@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.analysis.manifest import FORMAT, MANIFEST, parquet_rows, read_manifest, sha256_file  # noqa: F401
 from memstore.analysis.parquet_export import store_tables
+from memstore.core.errors import ExportError
 from memstore.store.cluster_runs import META_KEY as RUNS_KEY
 from memstore.store.cluster_runs import RUN_KEYS, mark_end, write_runs
 from memstore.store.quoting import sql_ident
-from memstore.core.errors import ExportError
 from memstore.store.sqlfiles import migration_files
 from memstore.store.unit import write_unit
 

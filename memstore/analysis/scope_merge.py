@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memstore.analysis.parquet_export import store_tables
 from memstore.analysis.parquet_import import verify_export
-from memstore.store.quoting import sql_ident
 from memstore.core.errors import ExportError
+from memstore.store.quoting import sql_ident
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:

@@ -16,11 +16,12 @@ True
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from memstore.api.http_client import RETRY_FOR_S, MemoryClient
-from memstore.core.placement import CREATING, SCOPE_KEYS, slot_of
 from memstore.core.errors import CrossShardError, NotFoundError, ServerUnavailableError
+from memstore.core.placement import CREATING, SCOPE_KEYS, slot_of
 from memstore.core.scope_rule import canonical_id, filter_identity, placement_key
 
 SLOT_HEADER, SHARD_HEADER = "X-Memstore-Slot", "X-Memstore-Shard"
@@ -212,7 +213,7 @@ class ClusterClient(MemoryClient):
         def ask(i: int) -> Any:
             try:
                 return self._on_shard(i, name, body)
-            except Exception as exc:       # noqa: BLE001 - returned, then raised by the caller
+            except Exception as exc:
                 return exc
 
         return list(self._pool.map(ask, range(n)))
@@ -256,8 +257,8 @@ class ClusterClient(MemoryClient):
 
 def cluster_layout(url: str, token: str | None = None, timeout: float = 2.0) -> dict[str, Any] | None:
     """The balancer's `GET /cluster` answer, or None when `url` is a single server (or not memstore)."""
-    from memstore.wire.transport import Transport, TransportError
     from memstore.wire.format import loads
+    from memstore.wire.transport import Transport, TransportError
 
     try:
         status, _, content = Transport(url, timeout=timeout).request("GET", "/cluster")

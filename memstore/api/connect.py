@@ -10,7 +10,6 @@ from typing import Any
 
 from memstore.wire.discovery import live_server, read_token
 
-
 # A server that owns the file but is still loading its models is waited for, not reported as a lock.
 STARTING_WAIT_S = 120.0
 
@@ -28,9 +27,7 @@ def connect(url: str, token: str | None = None, *, timeout: float = 600.0, retry
     >>> # m = connect("http://127.0.0.1:8765", token=open("data/team.duckdb.server-token").read().strip())
     """
     from memstore.api.cluster_client import ClusterClient, cluster_layout
-    from memstore.api.http_client import MemoryClient
-
-    from memstore.api.http_client import RETRY_FOR_S
+    from memstore.api.http_client import RETRY_FOR_S, MemoryClient
 
     retry = RETRY_FOR_S if retry_for is None else retry_for
     layout = cluster_layout(url)

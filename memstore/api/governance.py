@@ -118,8 +118,8 @@ class GovernanceAPI:
         and delete reads older than theirs (else than config `audit.retain_days`).
         Returns counts: {"messages": n, "history_text": n, "reads": n}. `dry_run` counts without changing."""
         from memstore.audit.read_retention import expire_reads
-        from memstore.governance.retention import apply_retention
         from memstore.core.timeutil import parse_time
+        from memstore.governance.retention import apply_retention
 
         when = parse_time(now, "now") if now is not None else None
         out = apply_retention(self._rt.db, now=when, dry_run=dry_run)

@@ -31,11 +31,11 @@ import time
 from collections import Counter
 from typing import Any
 
-from memstore.core import errors as _errors
 from memstore.api.protocol import METHODS, MemoryAPI
-from memstore.wire.transport import Transport, TransportError
-from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
+from memstore.core import errors as _errors
 from memstore.core.errors import AuthError, MemstoreError, ServerError, ServerUnavailableError, StoreBusyError
+from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, ipc_to_frame, loads
+from memstore.wire.transport import Transport, TransportError
 
 RETRY_FOR_S = 15.0          # how long retryable answers are retried (MemoryClient(retry_for=...))
 RETRY_FIRST_S = 0.25        # the first wait; doubles each time
@@ -72,7 +72,7 @@ class MemoryClient:
     def __repr__(self) -> str:
         return f"MemoryClient({self.url!r}" + (f", store={self.store!r})" if self.store else ")")
 
-    def __enter__(self) -> "MemoryClient":
+    def __enter__(self) -> MemoryClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -24,9 +24,9 @@ from typing import Any
 import polars as pl
 
 from memstore.core.identity import Scope
+from memstore.core.timeutil import parse_time
 from memstore.retrieval.filters import compile_filters
 from memstore.store.sqlfiles import load_sql
-from memstore.core.timeutil import parse_time
 
 
 class TruthAPI:

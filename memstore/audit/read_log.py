@@ -110,7 +110,7 @@ class ReadLog:
             reader = self._reader()
             if reader is not None:
                 self.append([build(*args, reader=reader, hashed=self.hashed, **kwargs)])
-        except Exception as exc:  # noqa: BLE001 - recording never fails a read: counted, logged once a kind
+        except Exception as exc:
             self.stats["failed"] += 1
             if self.stats["failed"] == 1:
                 log.warning("could not record a read: %s: %s", type(exc).__name__, exc)
@@ -154,7 +154,7 @@ class ReadLog:
                     with write_unit(self.db, "record_reads", cache_follows=True) as db:
                         db.scopes_changed(())
                         db.insert_arrow("reads", table)
-                except Exception as exc:  # noqa: BLE001 - a write that failed is retried, then counted
+                except Exception as exc:
                     self._tries += 1
                     if self._tries >= _TRIES:
                         self.stats["lost"] += len(rows)
@@ -182,7 +182,7 @@ class ReadLog:
         self._last_expiry = time.monotonic()
         try:
             self.stats["expired"] += expire_reads(self.db, default_days=self.config.retain_days)
-        except Exception as exc:  # noqa: BLE001 - retention is tried again within the hour
+        except Exception as exc:
             log.warning("could not remove old reads: %s: %s", type(exc).__name__, exc)
 
     def drop_scope(self, scope: dict[str, str]) -> int:

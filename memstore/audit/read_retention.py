@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from memstore.core.timeutil import utcnow
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 def expire_reads(db: Database, *, default_days: int | None, now: dt.datetime | None = None,
                  dry_run: bool = False) -> int:
     """Delete (or with `dry_run` only count) the reads past their retention; returns how many."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or utcnow()
     with write_unit(db, "expire_reads", cache_follows=True):      # no scope's memories change
         db.scopes_changed(())
         due = [r[0] for r in db.rows("queries/retention_due_reads", {"now": now, "default_days": default_days})]

@@ -10,12 +10,12 @@ arguments and its result: cheap (no SQL, no copy of the memories), since it runs
 """
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.timeutil import utcnow
 
 COLUMNS = ("ts", "token_name", "door", "method", "user_id", "agent_id", "run_id", "query", "query_hashed",
            "result_ids", "scores", "channels", "n_results", "ms")
@@ -23,9 +23,6 @@ MAX_IDS = 1000          # an analyst frame of a million memories records its fir
 
 Row = tuple  # the values of COLUMNS, in that order
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def _plain(value: Any) -> str | None:
@@ -53,7 +50,7 @@ def make_row(method: str, scope: Iterable[str | None], query: Any, ids: list[str
              hashed: bool) -> Row:
     """The row of one read (see COLUMNS)."""
     u, a, r = scope
-    return (_now(), reader[0], reader[1], method, u, a, r, query_text(query, hashed), hashed and query is not None,
+    return (utcnow(), reader[0], reader[1], method, u, a, r, query_text(query, hashed), hashed and query is not None,
             ids, scores, list(channels) if channels is not None else None, n, round(ms, 3))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from memstore.core.errors import MemstoreError, TimeParseError
-from memstore.core.timeutil import parse_time
+from memstore.core.timeutil import parse_time, utcnow
 from memstore.store.sqlfiles import load_sql
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -32,7 +32,7 @@ def parse_since(value: Any, *, now: dt.datetime | None = None) -> dt.datetime | 
     text = str(value).strip()
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", text)
     if m:
-        now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        now = now or utcnow()
         return now - dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
     try:
         return parse_time(text, "since")

@@ -55,7 +55,7 @@ def store_path(args: argparse.Namespace) -> str:
     return getattr(args, "store", None) or os.environ.get("MEMSTORE_PATH") or DEFAULT_PATH
 
 
-def open_memory(args: argparse.Namespace, *, must_exist: bool = False, **config: Any):  # noqa: ANN201
+def open_memory(args: argparse.Namespace, *, must_exist: bool = False, **config: Any):
     """The store named by --store / MEMSTORE_PATH / the default: a client of its server when one
     runs (the heavy stack is then never imported), else the file opened in this process.
     `must_exist` (read commands): a missing store is an error, not a new empty file."""

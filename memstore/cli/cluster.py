@@ -20,7 +20,7 @@ def cmd_haproxy(args: argparse.Namespace) -> int:
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    from memstore.core.placement import slot_of, shard_of_key
+    from memstore.core.placement import shard_of_key, slot_of
     from memstore.core.scope_rule import canonical_id
 
     for given in args.keys:

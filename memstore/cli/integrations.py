@@ -41,7 +41,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warm_up(memory, scope: dict) -> None:  # noqa: ANN001
+def _warm_up(memory, scope: dict) -> None:
     with contextlib.suppress(Exception):
         memory.search("warm up", filters=dict(scope), top_k=1)
 

@@ -35,9 +35,8 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from memstore.core.placement import PLACEMENT, SLOTS, slot_table
 from memstore.core.errors import ConfigError
-
+from memstore.core.placement import PLACEMENT, SLOTS, slot_table
 from memstore.core.scope_rule import TRIMMABLE
 
 SLOT_HEADER = "x-memstore-slot"
@@ -180,7 +179,7 @@ def haproxy_config(shards: list[str], *, bind: str = "127.0.0.1:8765", tls_cert:
         *(f"    http-request set-var(txn.key) req.body,json_query('{p.format(key='user_id')}'){trim} if !has_slot !has_key"
           for p in PLATFORM_KEYS),
         "    # 4. calls that create a scope's rows, without a user: agent_id, else run_id",
-        f"    acl creates method POST",
+        "    acl creates method POST",
         f"    acl creates_path path {' '.join(CREATING_PATHS)}",
     ]
     for key in ("agent_id", "run_id"):

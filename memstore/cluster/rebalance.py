@@ -25,17 +25,17 @@ scope cannot be cut out of its users' scopes by `forget`; move them by hand.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from memstore.wire.transport import Transport
-from memstore.wire.format import dumps, loads
 from memstore.core.errors import ConfigError, ServerError
+from memstore.wire.format import dumps, loads
+from memstore.wire.transport import Transport
 
 JOURNAL = "rebalance-journal.jsonl"
 COPY_ATTEMPTS = 3

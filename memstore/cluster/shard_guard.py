@@ -27,12 +27,12 @@ True
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from memstore.core.placement import CREATING, SCOPE_KEYS, shard_of_key
 from memstore.core.errors import WrongShardError
+from memstore.core.placement import CREATING, SCOPE_KEYS, shard_of_key
 from memstore.core.scope_rule import canonical_id, placement_key
-
 
 
 def check_owner(method: str, kwargs: Mapping[str, Any], shard: int, shards: int) -> None:

@@ -17,13 +17,14 @@ These bypass the shard guard on purpose (a shard must hand over a user it no lon
 from __future__ import annotations
 
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from fastapi import Request      # at module level: the routes' annotations are resolved here
+from fastapi import Request  # at module level: the routes' annotations are resolved here
 
+from memstore.core.errors import AuthError, IdentityError, WrongShardError
 from memstore.core.placement import PLACEMENT, shard_of_key
 from memstore.core.scope_rule import canonical_id
-from memstore.core.errors import AuthError, IdentityError, WrongShardError
 
 ACTOR = "memstore cluster rebalance"
 

@@ -19,7 +19,6 @@ memstore.core.errors.InvalidInputError: text holds a lone surrogate at position 
 from __future__ import annotations
 
 import numbers
-
 from typing import Any
 
 from memstore.core.errors import InvalidIdError, InvalidInputError

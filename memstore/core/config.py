@@ -216,7 +216,7 @@ class MemoryConfig:
     threads: int | None = THREADS_DEFAULT
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "MemoryConfig":
+    def from_dict(cls, data: dict[str, Any] | None) -> MemoryConfig:
         built: MemoryConfig = _build(cls, data or {}, prefix="")
         return built
 
@@ -257,7 +257,7 @@ def is_weight(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def _check_search(sc: "SearchConfig", prefix: str) -> None:
+def _check_search(sc: SearchConfig, prefix: str) -> None:
     """Weights and knobs in range: fused scores stay in [0, 1] only with weights >= 0."""
     rules = {"w_semantic": (0, None), "w_keyword": (0, None), "w_entity": (0, None), "w_recency": (0, None),
              "w_slot": (0, None), "w_person": (0, None), "w_episode": (0, None),
@@ -280,7 +280,7 @@ def _check_search(sc: "SearchConfig", prefix: str) -> None:
                           hint="give at least one channel a weight > 0", key=prefix + "w_semantic")
 
 
-def _check_audit(ac: "AuditConfig", prefix: str) -> None:
+def _check_audit(ac: AuditConfig, prefix: str) -> None:
     """The audit's keys in range (`reads` also takes True / False)."""
     if isinstance(ac.reads, bool):
         ac.reads = "on" if ac.reads else "off"

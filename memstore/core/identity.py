@@ -7,10 +7,9 @@
 """
 from __future__ import annotations
 
-from typing import Any
-
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from memstore.core.errors import IdentityError
 from memstore.core.scope_rule import IDENTITY_KEYS, canonical_id
@@ -27,7 +26,7 @@ class Scope:
     run_id: str | None = None
 
     @classmethod
-    def from_kwargs(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> "Scope":
+    def from_kwargs(cls, user_id: object = None, agent_id: object = None, run_id: object = None) -> Scope:
         scope = cls(canonical_id(user_id, "user_id"), canonical_id(agent_id, "agent_id"),
                     canonical_id(run_id, "run_id"))     # the one scope rule (core/scope_rule.py)
         if scope.user_id is None and scope.agent_id is None and scope.run_id is None:

@@ -252,7 +252,7 @@ def _section(value: Any, name: str) -> tuple[str, dict[str, Any]]:
     extra = sorted(set(value) - {"provider", "config"})
     if extra:
         raise ConfigError(f"unknown config key {name + '.' + extra[0]!r}",
-                          hint=f"a mem0 section is {{\"provider\": ..., \"config\": {{...}}}}", key=f"{name}.{extra[0]}")
+                          hint="a mem0 section is {\"provider\": ..., \"config\": {...}}", key=f"{name}.{extra[0]}")
     provider = value.get("provider", "openai")
     conf = value.get("config") or {}
     if not isinstance(provider, str) or not isinstance(conf, Mapping):

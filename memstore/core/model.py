@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from memstore.core.identity import Scope
+from memstore.core.timeutil import utcnow
 
 # Roles whose messages are context for the extractor, never facts stated by a person: tool and
 # function results (OpenAI chat format). See memstore/pipeline/message_shapes.py.
@@ -163,7 +164,7 @@ class AddState:
     expiration_date: dt.datetime | None = None
     prompt: str | None = None
     memory_type: str | None = None            # "procedural_memory": one summary of an agent's run
-    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    now: dt.datetime = field(default_factory=lambda: utcnow())
     context_messages: list[Message] = field(default_factory=list)
     context_memories: list[ContextMemory] = field(default_factory=list)
     extraction: Extraction | None = None

@@ -20,7 +20,8 @@ True
 from __future__ import annotations
 
 import zlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from memstore.core.scope_rule import IDENTITY_KEYS, placement_key
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from memstore.core.rules import validity
+from memstore.core.timeutil import utcnow
 
 _TIME_KEYS = ("created_at", "updated_at", "expiration_date", "valid_from", "invalidated_at")
 
@@ -55,7 +56,7 @@ def with_sources(record: dict[str, Any], later: list[dict[str, Any]]) -> dict[st
 
 def status_of(row: dict[str, Any], now: dt.datetime | None = None) -> str:
     """current | superseded | expired."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or utcnow()
     return validity.status_of(row.get("invalidated_at"), row.get("expiration_date"), now)
 
 

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from memstore.core.errors import MemstoreError
-from memstore.core.errors import TimeParseError  # noqa: F401  (defined with every error class)
+from memstore.core.errors import (
+    TimeParseError,
+)
 
 _FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
+
+
+def utcnow() -> dt.datetime:
+    """Now, as a naive UTC timestamp (how every time is stored): the one spelling of it."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def parse_time(value: object, what: str = "timestamp") -> dt.datetime:

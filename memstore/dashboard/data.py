@@ -20,13 +20,11 @@ import polars as pl
 
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.rules.signals import CHANNELS, SIGNALS, effective_weights  # noqa: F401  (the pages read them here)
+from memstore.core.timeutil import utcnow
 
 Scope = dict[str, str]
 _SHORT = {"user_id": "user", "agent_id": "agent", "run_id": "run"}
 
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def scope_label(scope: Scope) -> str:
@@ -135,8 +133,9 @@ def day_bounds(days: pl.Series) -> tuple[dt.date, dt.date]:
         today = utcnow().date()
         return today, today
     lo, hi = vals.min(), vals.max()
-    as_day = (lambda v: v.date() if isinstance(v, dt.datetime) else v)
-    return as_day(lo), as_day(hi)  # type: ignore[arg-type]
+    def as_day(v: Any) -> Any:
+        return v.date() if isinstance(v, dt.datetime) else v
+    return as_day(lo), as_day(hi)
 
 
 def as_of_moment(day: dt.date | None) -> dt.datetime | None:

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import streamlit as st
 
+from memstore.core.errors import MemstoreError
 from memstore.dashboard import (
     data,
     page_entities,
     page_expirations,
     page_extractions,
+    page_fleet,
     page_governance,
     page_memories,
-    page_fleet,
     page_overview,
     page_reads,
     page_search,
@@ -34,7 +35,6 @@ from memstore.dashboard.store import (
     store_named,
 )
 from memstore.dashboard.widgets import PageContext, show_flash, style_page
-from memstore.core.errors import MemstoreError
 
 PAGES = (page_overview, page_memories, page_extractions, page_search, page_timeline, page_expirations,
          page_entities, page_governance, page_reads)
@@ -119,7 +119,7 @@ def lake_field() -> str | None:
 
 
 @st.cache_resource(show_spinner="Opening the lake…")
-def _open_fleet(lake: str):  # noqa: ANN202 - a memstore.lake.fleet.Fleet (imported only when a lake is named)
+def _open_fleet(lake: str):
     from memstore.lake.fleet import Fleet
 
     return Fleet(lake)
@@ -177,7 +177,7 @@ def _warmed(memory_id: int) -> dict:
     return {}
 
 
-def warm_up(m, scopes: list[dict]) -> None:  # noqa: ANN001 - a Memory
+def warm_up(m, scopes: list[dict]) -> None:
     """Load the embedding model and the NLP pipeline in a background thread when the dashboard
     opens (once per open store), so the first search does not wait for them."""
     state = _warmed(id(m))
@@ -187,10 +187,10 @@ def warm_up(m, scopes: list[dict]) -> None:  # noqa: ANN001 - a Memory
     state["thread"].start()
 
 
-def _warm(m, scope: dict) -> None:  # noqa: ANN001 - a Memory
+def _warm(m, scope: dict) -> None:
     try:
         m.explain_search("warm up", **scope, limit=1)
-    except Exception:  # noqa: BLE001 - a failed warm-up only means the first search loads the model
+    except Exception:
         pass
 
 

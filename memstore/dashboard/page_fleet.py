@@ -6,7 +6,7 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from memstore.dashboard.data import utcnow
+from memstore.core.timeutil import utcnow
 from memstore.dashboard.widgets import PageContext, advice_on_error, metric, show_table
 
 TITLE = "Fleet"

@@ -18,7 +18,7 @@ MEMBER_READS = ("search", "get", "get_all", "explain_search")     # reads that r
 LIMIT = 5000
 
 
-def reads_of(m, scope: dict) -> pl.DataFrame:  # noqa: ANN001 - a Memory or its client
+def reads_of(m, scope: dict) -> pl.DataFrame:
     """The scope's reads, newest first (at most LIMIT)."""
     df = m.frame("reads", **scope)
     return df.sort("ts", descending=True).head(LIMIT) if not df.is_empty() else df

@@ -23,7 +23,7 @@ TITLE = "Timeline & contradictions"
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _contradictions(_m, store: int, scope: tuple, fingerprint: int) -> pl.DataFrame:  # noqa: ANN001
+def _contradictions(_m, store: int, scope: tuple, fingerprint: int) -> pl.DataFrame:
     """m.contradictions(scope), kept while the scope's memories and links are unchanged
     (`fingerprint`): the check compares every pair of current facts, the page's costliest call."""
     return _m.contradictions(**dict(scope))

@@ -23,8 +23,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
 from memstore.core.errors import StoreLockedError
+from memstore.dashboard.demo_store import DEFAULT_DEMO_STORE
 
 __all__ = ["OpenStore", "StoreLockedError", "choose_lake", "choose_store_path", "open_memory", "store_named"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from memstore.dashboard.data import Scope, csv_safe, scope_label
 from memstore.core.errors import MemstoreError
+from memstore.dashboard.data import Scope, csv_safe, scope_label
 
 
 @dataclass

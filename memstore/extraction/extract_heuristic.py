@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-
 import re
 import time
 from collections.abc import Sequence
@@ -42,13 +41,20 @@ from typing import Any
 
 from memstore.core.model import ContextMemory, Extraction, Fact, Message
 from memstore.core.rules.slots import detect_slot
+from memstore.core.timeutil import utcnow
 from memstore.extraction.chat_text import normalise, split_sentences
 from memstore.extraction.clauses import ERRORISH, SAME_PAST, Clause, Relation, Tok, find_clauses
-from memstore.extraction.replies import (answer_word, asks_the_replier, is_yes_no, joined, needs_question, question_of,
-                                         short_answer)
+from memstore.extraction.replies import (
+    answer_word,
+    asks_the_replier,
+    is_yes_no,
+    joined,
+    needs_question,
+    question_of,
+    short_answer,
+)
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
-from memstore.extraction.sessions import (answer_pieces, clean, has_content, in_session, instruction, is_ask, prose,
-                                          request_gist)
+from memstore.extraction.sessions import answer_pieces, clean, has_content, in_session, instruction, is_ask, prose, request_gist
 from memstore.extraction.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-5"      # 5: working sessions (requests, answers, instructions), code kept whole
@@ -93,7 +99,7 @@ class HeuristicExtractor:
         start = time.perf_counter()
         # relative times ("last week", "this weekend") of a message with no time of its own are read
         # against now, the moment add() stores it (its facts' valid_from stays the add's default)
-        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        now = utcnow()
         facts: list[Fact] = []
         seen: set[str] = set()
         messages = [_cleaned(m) for m in messages]
@@ -470,7 +476,7 @@ def _irregular_verb_forms(nlp: Any) -> frozenset[str]:
     (empty without a rule lemmatizer)."""
     try:
         exc = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_exc")["verb"]
-    except Exception:  # noqa: BLE001 - blank pipeline, lookup-mode lemmatizer, missing table
+    except Exception:
         return frozenset()
     return frozenset(form for form, lemmas in exc.items() if form not in lemmas and form not in _IRREGULAR)
 

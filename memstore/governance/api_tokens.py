@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import InvalidInputError, NotFoundError, TokenExistsError, TokenExpiryError
 from memstore.core.identity import IDENTITY_KEYS, Scope
-from memstore.core.timeutil import parse_time
+from memstore.core.timeutil import parse_time, utcnow
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -68,9 +68,6 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
 
 def parse_expiry(value: Any, now: dt.datetime | None = None) -> dt.datetime | None:
     """`--expires`: a duration ("30d", "12h", "90m", "2w", "1d12h") from now, or a time (ISO date,
@@ -83,7 +80,7 @@ def parse_expiry(value: Any, now: dt.datetime | None = None) -> dt.datetime | No
     """
     if value is None or value == "":
         return None
-    now = now or _now()
+    now = now or utcnow()
     if isinstance(value, str):
         text = value.strip().lower()
         parts = _DURATION_RE.findall(text)
@@ -107,7 +104,7 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
     name = _check_name(name)
     scope = Scope.from_kwargs(user_id, agent_id, run_id).as_dict()
     expires_at = parse_expiry(expires)
-    now = _now()
+    now = utcnow()
     if expires_at is not None and expires_at <= now:
         raise TokenExpiryError(f"expires {expires!r} is in the past ({expires_at:%Y-%m-%d %H:%M} UTC)",
                                 hint="give a duration such as 30d or 12h, or a future date")
@@ -128,7 +125,7 @@ def create_token(db: Database, name: str, *, user_id: str | None = None, agent_i
 def list_tokens(db: Database, *, last_used: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
     """Every token: name, scope, rights, created / last used / expires (ISO, UTC), status. Never the
     token or its hash. `last_used` (the server's newer, not yet written stamps) wins when newer."""
-    now = _now()
+    now = utcnow()
     out = []
     for r in db.dicts("queries/tokens/list_tokens"):
         used = r["last_used_at"]

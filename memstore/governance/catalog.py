@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-
-from memstore.store.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.store.quoting import sql_ident, sql_string  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -2,12 +2,12 @@
 transaction; history records a DELETE event (with or without text per the history policy)."""
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from memstore.core.identity import Scope
+from memstore.core.timeutil import utcnow
 from memstore.store.database import registered
 from memstore.store.history import history_table, row_events
 from memstore.store.unit import write_unit
@@ -20,7 +20,7 @@ def delete_memories(rt: Runtime, *, ids: list[str] | None = None, scope: Scope |
                     actor_id: str | None = None) -> int:
     """Delete by ids or by identity (every memory whose identity columns match). Returns the count."""
     db, cfg = rt.db, rt.config
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = utcnow()
     with write_unit(db, "delete"):
         if ids is not None:
             rows = db.rows("queries/select_memories_by_id", {"ids": list(ids)})

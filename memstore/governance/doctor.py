@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from memstore.governance.catalog import relation, table_columns
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.governance.catalog import relation, table_columns
 from memstore.store.database import registered
-from memstore.store.write_values import vectors_table
 from memstore.store.sqlfiles import load_sql
 from memstore.store.unit import write_unit
+from memstore.store.write_values import vectors_table
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

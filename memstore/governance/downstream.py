@@ -32,7 +32,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import importlib
 import json
 import threading
@@ -41,9 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.errors import MemstoreError
+from memstore.core.ids import new_id
+from memstore.core.timeutil import utcnow
 from memstore.governance.erasure_journal import seal, unseal, write_durable
 from memstore.governance.scrub_files import remove_scrubbing
-from memstore.core.ids import new_id
 
 if TYPE_CHECKING:
     from memstore.store.database import Database
@@ -120,7 +120,7 @@ def journal(db: Database, erasure_id: str, scope_hash: str, key: bytes, payload:
         written.append(path)
         db.run("queries/insert_downstream_erasure", writes=False, params={
             "id": row_id, "erasure_id": erasure_id, "target": target, "scope_hash": scope_hash,
-            "requested_at": _now()})
+            "requested_at": utcnow()})
     return written
 
 
@@ -163,7 +163,7 @@ def _finish(db: Database, key: bytes, erasure_id: str | None, target: str | None
         if error is None and finisher is not None:
             try:
                 result = finisher(db, settings[name], payload)
-            except Exception as exc:  # noqa: BLE001 - the store's part is done: the copy stays pending, saying why
+            except Exception as exc:
                 error = (str(exc) if isinstance(exc, MemstoreError) else f"{type(exc).__name__}: {exc}")[:500]
         if error is not None:
             with contextlib.suppress(MemstoreError):
@@ -171,7 +171,7 @@ def _finish(db: Database, key: bytes, erasure_id: str | None, target: str | None
             out[name] = {"pending": True, "error": error, "id": row["id"]}
             continue
         db.run("queries/finish_downstream_erasure", writes=False, params={
-            "id": row["id"], "finished_at": _now(), "verification": json.dumps(result, default=str)})
+            "id": row["id"], "finished_at": utcnow(), "verification": json.dumps(result, default=str)})
         remove_scrubbing(path)
         out[name] = dict(result, id=row["id"])
         settle_receipt(db, row["erasure_id"], name, out[name])
@@ -202,6 +202,3 @@ def _tables(db: Database) -> set[str]:
     return {r[0] for r in db.rows("downstream:tables", sql="SELECT table_name FROM duckdb_tables() "
                                                            "WHERE database_name = current_database()")}
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

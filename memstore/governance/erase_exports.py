@@ -26,16 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from memstore.analysis.manifest import sha256_file  # the export manifest's checksum
 from memstore.core.errors import QueryError
-
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.governance.catalog import MEMORY_REF_COLUMNS, is_attributable, quote_ident, sql_string
 from memstore.governance.scrub_files import _fsync_dir as fsync_dir
 from memstore.governance.scrub_files import remove_scrubbing, replace_scrubbing
 from memstore.governance.verify_erasure import live_needles, needle_rows
-from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.scratch import Scratch
 from memstore.store.unit import write_unit
-from memstore.analysis.manifest import sha256_file  # the export manifest's checksum
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

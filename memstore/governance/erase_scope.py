@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from memstore.core.identity import IDENTITY_KEYS
 from memstore.governance.catalog import (
     BOOKKEEPING_TABLES,
     MEMORY_REF_COLUMNS,
@@ -40,7 +41,6 @@ from memstore.governance.catalog import (
     table_label,
 )
 from memstore.governance.verify_erasure import pick_needles
-from memstore.core.identity import IDENTITY_KEYS
 from memstore.store.database import registered
 from memstore.store.unit import write_unit
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from memstore.core.identity import Scope
+from memstore.core.timeutil import utcnow
 from memstore.store.database import registered
 from memstore.store.history import history_table, row_events
 from memstore.store.unit import write_unit
@@ -28,7 +29,7 @@ def purge_expired(rt: Runtime, *, scope: Scope | None = None, now: dt.datetime |
     """Purge expired memories (of `scope`, or of every scope). Returns [{id, user_id, agent_id, run_id}]
     of what was (dry_run: would be) removed."""
     db, cfg = rt.db, rt.config
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or utcnow()
     params = {"now": now, "user_id": scope.user_id if scope else None,
               "agent_id": scope.agent_id if scope else None, "run_id": scope.run_id if scope else None}
     if dry_run:

@@ -9,14 +9,21 @@ full disk anywhere after the first transaction leaves the erasure pending; `fini
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import re
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import ErasurePendingError, MemstoreError, StoreBusyError, StoreFullError
+from memstore.core.errors import (
+    ErasureIncompleteError,
+    MemstoreError,
+    StoreBusyError,
+    StoreFullError,
+)
+from memstore.core.identity import IDENTITY_KEYS
+from memstore.core.ids import new_id
+from memstore.core.timeutil import utcnow
 from memstore.governance import downstream
 from memstore.governance.erase_exports import erase_exports, names_value
 from memstore.governance.erase_scope import ErasedScope, erase_scope
@@ -31,9 +38,6 @@ from memstore.governance.receipt_key import key_fingerprint, load_receipt_key, s
 from memstore.governance.rewrite_database import RewriteError, rewrite_database
 from memstore.governance.scrub_files import remove_scrubbing
 from memstore.governance.verify_erasure import verify_erasure
-from memstore.core.identity import IDENTITY_KEYS
-from memstore.core.ids import new_id
-from memstore.core.errors import ErasureIncompleteError  # noqa: F401  (defined with every error class)
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -71,7 +75,7 @@ def forget_scope(rt: Runtime, scope: dict[str, str], *, actor_id: str | None = N
         finish_pending(db, raise_errors=False)     # an earlier erasure first (one rewrite covers both)
         key = receipt_key(db.path)
         row = {"id": new_id(), "scope_hash": scope_hash(key, scope), "scope_keys": sorted(scope),
-               "key_id": key_fingerprint(key), "requested_at": _now(), "actor_id": actor_id, "scrub": bool(scrub)}
+               "key_id": key_fingerprint(key), "requested_at": utcnow(), "actor_id": actor_id, "scrub": bool(scrub)}
         t = time.perf_counter()
         wrote: list[str] = []
         copies: list[str] = []
@@ -218,7 +222,7 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     files = [dict(f, path=mask(f["path"])) for f in exports.files]
     receipt = {
         "id": eid, "scope_hash": pending["scope_hash"], "scope_keys": list(pending["scope_keys"]),
-        "key_id": pending["key_id"], "requested_at": pending["requested_at"], "completed_at": _now(),
+        "key_id": pending["key_id"], "requested_at": pending["requested_at"], "completed_at": utcnow(),
         "actor_id": pending["actor_id"], "rows_removed": dict(sorted(pending["rows_removed"].items())),
         "files_rewritten": files, "method": rewrite["method"], "verified": bool(verification["ok"]),
         "verification": verification, "timings_ms": timings}
@@ -247,9 +251,6 @@ def finish_erasure(db: Database, pending: dict[str, Any], *, resumed: bool = Tru
     receipt["pending"] = unfinished(verification)     # the answer says what is not done (not stored: derived)
     return receipt
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def _ms(t0: float) -> float:

@@ -18,7 +18,6 @@ cache, the snapshots and the HNSW index are built from it).
 """
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ import pyarrow as pa
 
 from memstore.core.errors import ConfigError
 from memstore.core.ids import new_id
+from memstore.core.timeutil import utcnow
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 Embed = Callable[[list[str]], Any]
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def check_target(rt: Runtime, name: str, dim: int) -> None:
@@ -57,7 +54,7 @@ def job_for(rt: Runtime, name: str) -> str:
         return row[0][0]
     job = new_id()
     with write_unit(rt.db, "reembed:start"):
-        rt.db.run("reembed:insert_job", {"id": job, "src": rt.db.meta("embedder"), "to": name, "at": _now()},
+        rt.db.run("reembed:insert_job", {"id": job, "src": rt.db.meta("embedder"), "to": name, "at": utcnow()},
                   sql="INSERT INTO reembed_jobs (id, embedder_from, embedder_to, status, started_at) "
                       "VALUES ($id, $src, $to, 'running', $at)")
     return job
@@ -120,7 +117,7 @@ def reembed_store(rt: Runtime, embedder: Any, *, embed: Embed | None = None, bat
             with write_unit(db, "reembed:swap"):
                 swapped = db.run("queries/reembed_swap", {"job": job}).fetchone()[0]
                 db.run("reembed:meta", {"name": name}, sql="UPDATE store_meta SET value = $name WHERE key = 'embedder'")
-                db.run("reembed:finish", {"id": job, "n": swapped, "at": _now()},
+                db.run("reembed:finish", {"id": job, "n": swapped, "at": utcnow()},
                        sql="UPDATE reembed_jobs SET status = 'done', memories = $n, finished_at = $at WHERE id = $id")
                 db.run("reembed:clear", {"id": job}, sql="DELETE FROM reembed_vectors WHERE job_id = $id")
             rt.embedder = embedder

@@ -8,15 +8,16 @@ instead, so the pair leaves the contradictions view while both stay current.
 """
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-
-from memstore.core.errors import MemstoreError, NotFoundError
+from memstore.core.errors import (
+    NotFoundError,
+    ResolveError,
+)
 from memstore.core.identity import Scope
+from memstore.core.timeutil import utcnow
 from memstore.store.history import HistoryEvent, history_table
 from memstore.store.rows import link_rows
-from memstore.core.errors import ResolveError  # noqa: F401  (defined with every error class)
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def resolve_memories(rt: Runtime, keep: str, supersede: Any = None, dismiss: Any
 
 def _write(db: Database, cfg: MemoryConfig, kept: dict[str, Any], rows: dict[str, dict[str, Any]], keep: str, sup: list[str],
            dis: list[str], actor_id: str | None) -> None:
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = utcnow()
     with write_unit(db, "resolve"):
         db.scopes_changed([kept["scope_key"]])
         closed = db.rows("queries/supersede_memories", {

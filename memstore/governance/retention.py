@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.core.errors import MemstoreError
+from memstore.core.errors import (
+    RetentionError,
+)
 from memstore.core.identity import Scope
+from memstore.core.timeutil import utcnow
 from memstore.store.database import registered
-from memstore.core.errors import RetentionError  # noqa: F401  (defined with every error class)
 from memstore.store.unit import write_unit
 
 if TYPE_CHECKING:
@@ -67,7 +69,7 @@ def set_policy(db: Database, target: str, retain_days: int | None, *, user_id: s
     scope = _scope(user_id, agent_id, run_id)
     row = {"id": policy_id(target, scope), "target": target, "user_id": scope.user_id, "agent_id": scope.agent_id,
            "run_id": scope.run_id, "retain_days": retain_days,
-           "updated_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)}
+           "updated_at": utcnow()}
     with write_unit(db, "set_retention"):
         db.run("queries/upsert_retention_policy", row)
     return {k: v for k, v in row.items() if k != "id"}
@@ -85,7 +87,7 @@ def clear_policy(db: Database, target: str, *, user_id: str | None = None, agent
 
 def apply_retention(db: Database, *, now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, int]:
     """Delete due messages and blank due history text in one transaction; returns the counts."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or utcnow()
     with write_unit(db, "apply_retention"):
         msg_ids = [r[0] for r in db.rows("queries/retention_due_messages", {"now": now})]
         hist_ids = [r[0] for r in db.rows("queries/retention_due_history_text", {"now": now})]

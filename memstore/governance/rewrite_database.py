@@ -38,10 +38,12 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstore.store.quoting import sql_ident, sql_string
-from memstore.core.errors import MemstoreError, StoreFullError
+from memstore.core.errors import (
+    RewriteError,
+    StoreFullError,
+)
 from memstore.governance.scrub_files import _fsync_dir, _zero_fd, fsync_path, remove_scrubbing
-from memstore.core.errors import RewriteError  # noqa: F401  (defined with every error class)
+from memstore.store.quoting import sql_ident, sql_string
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

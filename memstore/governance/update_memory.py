@@ -11,11 +11,12 @@ from memstore.core.errors import DuplicateMemoryError, InvalidInputError, NotFou
 from memstore.core.identity import Scope
 from memstore.core.ids import content_hash
 from memstore.core.rules.slots import detect_slot
+from memstore.core.timeutil import utcnow
 from memstore.store.database import registered
-from memstore.store.write_values import vectors_table
 from memstore.store.history import HistoryEvent, history_table
 from memstore.store.rows import posting_rows
 from memstore.store.unit import write_unit
+from memstore.store.write_values import vectors_table
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -32,7 +33,7 @@ def update_memory(rt: Runtime, memory_id: str, text: str | None, metadata: dict 
         raise NotFoundError(f"no memory with id {memory_id!r}",
                             hint="list the scope's memories with get_all() to find the id")
     old = rows[0]
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = utcnow()
     new_text = old["memory"] if text is None else str(text).strip()
     if not new_text:
         raise InvalidInputError("update text is empty", hint="use delete() to remove a memory")

@@ -4,7 +4,6 @@ add(); the cache of bulk-parsed spaCy docs is memstore/extraction/doc_cache.py).
 from __future__ import annotations
 
 
-
 def split_batches(n: int, size: int) -> list[range]:
     """Cut n messages of one conversation into round(n / size) batches of nearly equal length
     (each between ½ and 1½ × size): 29 messages at size 20 make one call, not 20 + 9. A short

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import ijson
 
+from memstore.ingest.formats import FORMATS
 from memstore.ingest.sources import READ_CHUNK, open_bytes
 from memstore.ingest.types import SourceFormatError, UnknownFormatError
 
-from memstore.ingest.formats import FORMATS  # noqa: E402,F401  (re-exported)
 _BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
               ".pq": "parquet"}
 _SNIFF_EVENTS = 20_000

@@ -14,10 +14,10 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memstore.core.timeutil import TimeParseError, parse_time
 from memstore.ingest.jsonstream import iter_items
 from memstore.ingest.sources import open_bytes
 from memstore.ingest.types import Problem, SourceConversation
-from memstore.core.timeutil import TimeParseError, parse_time
 
 Parser = Callable[..., "SourceConversation | None"]
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from memstore.core.timeutil import TimeParseError, parse_time
 from memstore.ingest.jsonstream import iter_items
 from memstore.ingest.sources import open_bytes
 from memstore.ingest.types import (
@@ -29,7 +30,6 @@ from memstore.ingest.types import (
     SourceConversation,
     clean_message,
 )
-from memstore.core.timeutil import TimeParseError, parse_time
 
 FORMAT = "locomo"
 _SESSION = re.compile(r"^session_(\d+)$")

@@ -27,16 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memstore.core.errors import IdentityError, MemstoreError
+from memstore.core.errors import (
+    IdentityError,
+    Mem0ImportError,
+    )
 from memstore.core.identity import RESERVED_METADATA_KEYS, Scope
 from memstore.core.ids import content_hash
+from memstore.core.model import AddOptions, AddState, Extraction, Fact, ImportedEvent, ImportedRecord
+from memstore.core.rules.slots import detect_slot
+from memstore.core.timeutil import TimeParseError, parse_time, utcnow
 from memstore.pipeline.add import commit
 from memstore.store.history import keeps_history
 from memstore.store.writer import BatchedWriter
-from memstore.core.model import AddOptions, AddState, Extraction, Fact, ImportedEvent, ImportedRecord
-from memstore.core.rules.slots import detect_slot
-from memstore.core.timeutil import TimeParseError, parse_time
-from memstore.core.errors import Mem0ImportError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -193,7 +195,7 @@ def plan_point(pid: str, payload: dict[str, Any], vector: Any, report: ImportRep
         except TimeParseError:
             times[key] = None
             report.warnings[f"unreadable {key} (import time used)"] += 1
-    created = times["created_at"] or times["updated_at"] or _utcnow()
+    created = times["created_at"] or times["updated_at"] or utcnow()
     actor = payload.get("actor_id") if isinstance(payload.get("actor_id"), str) else None
     role = payload.get("role") if isinstance(payload.get("role"), str) else None
     return _Planned(pid, text.strip(), scope, meta, created, times["updated_at"] or created, actor, role, vector)
@@ -265,7 +267,7 @@ def _write_chunk(rt: Runtime, chunk: list[_Planned], hist: dict[str, list[dict[s
     by_scope: dict[Scope, list[int]] = defaultdict(list)
     for i, p in enumerate(todo):
         by_scope[p.scope].append(i)
-    now = _utcnow()
+    now = utcnow()
     written: set[str] = set()
     states: list[AddState] = []
     with db.write_lock:         # the twins read here stay true until the unit commits
@@ -346,8 +348,5 @@ def _record(p: _Planned, given: list[dict[str, Any]], rt: Runtime, report: Impor
         report.history_imported += len(given)
     return ImportedRecord(p.metadata, p.created_at, p.updated_at, p.actor_id, events)
 
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 

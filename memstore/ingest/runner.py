@@ -48,6 +48,7 @@ from memstore.core.identity import Scope
 from memstore.core.ids import new_id
 from memstore.core.model import AddOptions, AddState, ContextMemory
 from memstore.core.rules.context_probe import probe_text
+from memstore.core.timeutil import utcnow
 from memstore.extraction.doc_cache import DocCache, bulk_extractor
 from memstore.extraction.extract_heuristic import HeuristicExtractor
 from memstore.ingest.detect import detect_format
@@ -131,7 +132,7 @@ class _Ingest:
         self.id = new_id()
         self.report = IngestReport(ingest_id=self.id, scope=scope.as_dict())
         self.stager = Stager(scope, self.report)
-        self.now = _utcnow()
+        self.now = utcnow()
 
     # -- orchestration -------------------------------------------------------------------------
     def run(self, paths: list[str]) -> IngestReport:
@@ -171,7 +172,7 @@ class _Ingest:
         try:
             with write_unit(self.db, "ingest_finish"):
                 self.db.run("queries/finish_ingest_run", {"id": self.id, "status": self.report.status,
-                                                          "report": self.report.to_json(), "finished_at": _utcnow()})
+                                                          "report": self.report.to_json(), "finished_at": utcnow()})
         except MemstoreError:
             pass  # the report is returned anyway; a failed bookkeeping row must not hide it
 
@@ -415,7 +416,4 @@ class _Ingest:
             except MemstoreError:
                 pass
 
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from memstore.core.errors import ConfigError
+from memstore.core.timeutil import TimeParseError, parse_time
 from memstore.ingest.sources import Utf8Repair
 from memstore.ingest.types import (
     DEFAULT_MAX_MESSAGE_CHARS,
@@ -42,7 +43,6 @@ from memstore.ingest.types import (
     SourceFormatError,
     clean_message,
 )
-from memstore.core.timeutil import TimeParseError, parse_time
 
 FIELDS = {
     "content": ("content", "text", "message", "body"),

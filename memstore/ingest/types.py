@@ -16,10 +16,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from memstore.core.checks import MAX_MESSAGE_CHARS, message_too_long
-from memstore.core.errors import MemstoreError
+from memstore.core.errors import (
+    SourceFormatError,  # noqa: F401  (defined with every error class)
+    UnknownFormatError,  # noqa: F401  (defined with every error class)
+)
 from memstore.core.model import Message
-from memstore.core.errors import SourceFormatError  # noqa: F401  (defined with every error class)
-from memstore.core.errors import UnknownFormatError  # noqa: F401  (defined with every error class)
 
 DEFAULT_MAX_MESSAGE_CHARS = MAX_MESSAGE_CHARS    # the one limit add() applies too (core/checks.py)
 ROLES = {"user": "user", "human": "user", "me": "user", "customer": "user",

@@ -61,18 +61,16 @@ from langgraph.store.base import (
 
 from memstore.core.errors import ConfigError, DuplicateMemoryError
 from memstore.core.read_context import quiet, reading
+from memstore.core.timeutil import utcnow
 from memstore.integrations.langgraph_filters import LangGraphFilter
 
 _ALL = 100_000          # "every item of a scope" (memstore's largest top_k)
 _STORE_AGENT = "langgraph"
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
 
 def _as_utc(value: Any) -> dt.datetime:
-    when = dt.datetime.fromisoformat(value) if isinstance(value, str) else (value or _utcnow())
+    when = dt.datetime.fromisoformat(value) if isinstance(value, str) else (value or utcnow())
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
@@ -229,7 +227,7 @@ class MemstoreStore(BaseStore):
     def _refresh(self, recs: list[dict[str, Any]], refresh: bool) -> None:
         if not refresh:
             return
-        now = _utcnow()
+        now = utcnow()
         for rec in recs:
             ttl = rec["metadata"]["langgraph"].get("ttl")
             if not ttl:
@@ -291,7 +289,7 @@ class MemstoreStore(BaseStore):
         text = self._text(value, op.index)
         if self.embeddings is not None and op.index is not False:      # the application's vectors, kept with it
             meta["langgraph"]["vectors"] = self._field_vectors(value, op.index)
-        expires = _utcnow() + dt.timedelta(minutes=ttl) if ttl else None
+        expires = utcnow() + dt.timedelta(minutes=ttl) if ttl else None
         candidates = self._candidates(text, ns, key)
         if existing is not None and not (existing.get("expiration_date") and expires is None):
             for candidate in candidates:

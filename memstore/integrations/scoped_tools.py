@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstore.core.errors import MemstoreError
-from memstore.core.scope_rule import IDENTITY_KEYS, canonical_scope, confine_scope, filter_within
+from memstore.core.errors import (
+    MemstoreError,
+    ScopeViolation,
+)
 from memstore.core.read_context import quiet
-from memstore.core.errors import ScopeViolation  # noqa: F401  (defined with every error class)
+from memstore.core.scope_rule import IDENTITY_KEYS, canonical_scope, confine_scope, filter_within
 
 # What a model needs of a memory; the rest (hash, provenance, validity fields) stays out of its context.
 _KEEP = ("id", "memory", "score", "created_at", "updated_at")

@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from memstore.governance.catalog import quote_ident
+from memstore.core.errors import LakeError
 from memstore.core.identity import IDENTITY_KEYS
+from memstore.governance.catalog import quote_ident
 from memstore.lake import tables as T
 from memstore.lake.session import LAKE, LakeSession
-from memstore.core.errors import LakeError
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -15,7 +15,6 @@ killed one leaves no snapshot behind: the next publish finds the same changes an
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import random
@@ -26,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from memstore.core.errors import LakeError
+from memstore.core.ids import new_id
+from memstore.core.timeutil import utcnow
 from memstore.governance import downstream
 from memstore.governance.catalog import quote_ident
-from memstore.core.ids import new_id
 from memstore.lake import tables as T
 from memstore.lake.erasure import scrub_text_stats
 from memstore.lake.session import LAKE, LakeSession, quote
@@ -84,7 +84,7 @@ def publish(db: Database, lake: str, *, data_path: str | os.PathLike | None = No
     `compact`: afterwards merge the small files publishes leave (`ducklake_merge_adjacent_files`),
     expire snapshots older than a week and delete the files no snapshot needs.
     `fault="before_commit"` stops inside the transaction (tests of a killed publish)."""
-    from memstore.governance.forget_scope import receipt_key   # the key that seals journaled erasures
+    from memstore.governance.forget_scope import receipt_key  # the key that seals journaled erasures
 
     shard = shard_name(db, shard)
     wanted = tuple(tables or T.DEFAULT_TABLES)
@@ -125,7 +125,7 @@ def _remember(db: Database, shard: str, settings: dict[str, Any]) -> None:
         downstream.set_target(db, "lake", settings)
 
 
-def _retrying(step, retries: int):  # noqa: ANN001, ANN202
+def _retrying(step, retries: int):
     """(step(), attempts): a lake commit that conflicted with another shard's is tried again."""
     attempt = 0
     while True:
@@ -172,7 +172,7 @@ def _publish_once(s: LakeSession, db: Database, shard: str, wanted: tuple[str, .
         if report.rows == 0:
             return report                                  # nothing changed: no snapshot, no watermark row
         s.run("watermark", sql=f"INSERT INTO {LAKE}.{T.PUBLISHES} VALUES (?, ?, ?, ?, ?, ?)",
-              params=[shard, report.publish_id, _now(), json.dumps(report.inserted),
+              params=[shard, report.publish_id, utcnow(), json.dumps(report.inserted),
                       json.dumps(report.deleted), json.dumps(report.totals)])
         if fault == "before_commit":
             os.kill(os.getpid(), 9)                        # a test's kill -9 inside the transaction
@@ -255,6 +255,3 @@ def _options(s: LakeSession) -> set[str]:
     except LakeError:
         return set()
 
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

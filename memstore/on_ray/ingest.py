@@ -34,6 +34,7 @@ from memstore.core.errors import ConfigError, MemstoreError, MissingFileError, S
 from memstore.core.identity import Scope
 from memstore.core.ids import new_id
 from memstore.core.model import AddOptions
+from memstore.core.timeutil import utcnow
 from memstore.ingest.detect import detect_format
 from memstore.ingest.options import IngestOptions
 from memstore.ingest.plan import ConversationJob, Stager, conversation_states, fail
@@ -374,9 +375,8 @@ class RayIngest:
 
 
 def dt_now() -> Any:
-    import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return utcnow()
 
 
 def _options(kw: dict[str, Any]) -> IngestOptions:

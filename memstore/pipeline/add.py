@@ -28,9 +28,15 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from memstore.core.errors import LLMError, MemstoreError
+from memstore.core.errors import (
+    LLMError,
+    MemstoreError,
+    PipelineStepError,
+)
+from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.analyze_facts import analyze_facts
 from memstore.pipeline.beside import beside
 from memstore.pipeline.build_rows import build_rows
@@ -40,12 +46,10 @@ from memstore.pipeline.embed_facts import embed_facts
 from memstore.pipeline.extract_facts import extract_facts
 from memstore.pipeline.gather_context import gather_context
 from memstore.pipeline.supersede_by_slot import read_slots, supersede_by_slot
-from memstore.core.model import AddState, PreparedAdd
 from memstore.pipeline.validate_input import validate_input
-from memstore.core.errors import PipelineStepError  # noqa: F401  (defined with every error class)
 from memstore.store.rows import failed_run_params
-from memstore.store.writer import BatchedWriter, ImmediateWriter, Writer
 from memstore.store.unit import write_unit
+from memstore.store.writer import BatchedWriter, ImmediateWriter, Writer
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

@@ -12,7 +12,8 @@ store) then costs no wall time. Each piece must leave alone what the other reads
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # True: `here()` then `there()` on the calling thread (bench/write_profile.py times each step's
 # process CPU, which only means something when the steps run one at a time)
@@ -40,7 +41,7 @@ def beside(here: Callable[[], Any], there: Callable[[], Any]) -> None:
     def run() -> None:
         try:
             there()
-        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread below
+        except BaseException as exc:
             failed.append(exc)
 
     helper = threading.Thread(target=run, name="memstore-beside", daemon=True)

@@ -8,8 +8,8 @@ import time
 from typing import TYPE_CHECKING
 
 from memstore.core.model import AddState
-from memstore.store.history import history_rows, state_event
 from memstore.core.rules.validity import fact_valid_from
+from memstore.store.history import history_rows, state_event
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime

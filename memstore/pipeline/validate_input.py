@@ -1,16 +1,15 @@
 """Step 1: normalise the messages and check identity and metadata."""
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from memstore.core.checks import message_too_long
-from memstore.core.ids import new_id
+from memstore.core.errors import InputError
 from memstore.core.identity import check_metadata
+from memstore.core.ids import new_id
 from memstore.core.limits import check_add_size
 from memstore.core.model import AddState, Message
 from memstore.pipeline.message_shapes import describe_images, read_messages
-from memstore.core.errors import InputError  # noqa: F401  (defined with every error class)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -50,6 +49,3 @@ def validate_input(state: AddState, rt: Runtime) -> AddState:
     describe_images(state.messages, rt)        # "[image]" -> "[image: ...]" when llm.vision is on
     return state
 
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

@@ -45,7 +45,7 @@ def _index(lemmatizer: Any, pos: str) -> frozenset[str]:
     if key not in _indexes:
         try:
             _indexes[key] = frozenset(lemmatizer.lookups.get_table("lemma_index").get(pos, ()))
-        except Exception:  # noqa: BLE001 - no index table
+        except Exception:
             _indexes[key] = frozenset()
     return _indexes[key]
 

@@ -110,7 +110,7 @@ class SpacyNLP:
     def terms(self, text: str) -> Counter:
         return self.analyze([text])[0].terms
 
-    def _analyze_doc(self, doc) -> Analysis:  # noqa: ANN001 - spaCy Doc
+    def _analyze_doc(self, doc) -> Analysis:
         ents: dict[str, Entity] = {}
         covered = set()
         for ent in doc.ents:

@@ -9,7 +9,8 @@ True
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable

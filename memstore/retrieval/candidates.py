@@ -11,14 +11,14 @@ import functools
 import os
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memstore.retrieval.fusion import (Hits, Scope, conversation_dot, conversation_groups, neighbour_context,
-                                      neighbour_order)
+from memstore.retrieval.fusion import Hits, Scope, conversation_dot, conversation_groups, neighbour_context, neighbour_order
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:

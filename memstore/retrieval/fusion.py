@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -125,7 +126,7 @@ class Hits:
         return dict(zip(self.terms, np.bincount(self.kw_term, minlength=len(self.terms)).tolist()))
 
     def restrict(self, terms: list[str], entities: dict[str, float],
-                 families: dict[str, str] | None = None) -> "Hits":
+                 families: dict[str, str] | None = None) -> Hits:
         """The hits of these terms and entity ids only (strength from `entities`), reindexed.
         `families`: form -> term; a form's postings count as its term's, one posting per memory
         and term (tf summed)."""

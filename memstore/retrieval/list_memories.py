@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstore.core.records import memory_record
 from memstore.core.rules.validity import visibility_sql
+from memstore.core.timeutil import utcnow
 from memstore.retrieval.filters import compile_filters
 from memstore.store.sqlfiles import load_sql
 
@@ -20,7 +21,7 @@ def list_memories(db: Database, filters: dict[str, Any], *, limit: int, include_
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
     params["limit"] = limit
     if "$now" in vis:  # DuckDB rejects unused named parameters (e.g. include_superseded + show_expired)
-        params["now"] = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        params["now"] = utcnow()
     if as_of is not None:
         params["as_of"] = as_of
     sql = load_sql("queries/get_all").replace("/*WHERE*/", f"({where}) AND {vis}")

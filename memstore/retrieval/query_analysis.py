@@ -151,7 +151,7 @@ def _known_lemmas(lemmatizer: Any) -> frozenset[str]:
         try:
             table = lemmatizer.lookups.get_table("lemma_index")
             _known[key] = frozenset(w for words in table.values() for w in words)
-        except Exception:  # noqa: BLE001 - no index table: no derived forms
+        except Exception:
             _known[key] = frozenset()
     return _known[key]
 

@@ -20,22 +20,22 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from memstore.core.checks import MAX_LIMIT, check_limit, check_query  # noqa: F401  (search's API)
 from memstore.core.config import is_weight
-from memstore.core.errors import InvalidInputError, MemstoreError
+from memstore.core.errors import InvalidInputError
 from memstore.core.identity import IDENTITY_KEYS
 from memstore.core.records import memory_record
+from memstore.core.rules.signals import CHANNELS, effective_weights
+from memstore.core.rules.validity import status_expr, visibility_sql
+from memstore.core.timeutil import utcnow
 from memstore.retrieval.candidates import hits_table, load_scope, match_hits, read_beside
 from memstore.retrieval.filters import compile_filters, posting_scope_sql
 from memstore.retrieval.fusion import FusionParams, fuse
 from memstore.retrieval.query_analysis import analyze_query
 from memstore.retrieval.query_time import query_periods
 from memstore.retrieval.snapshot import Snapshot, build_snapshot, snapshots_for
-from memstore.core.rules.validity import visibility_sql
 from memstore.store.optimize import store_rows, unclustered_rows
 from memstore.store.sqlfiles import load_sql
-from memstore.core.checks import MAX_LIMIT, check_limit, check_query  # noqa: F401  (search's API)
-from memstore.core.rules.validity import status_expr
-from memstore.core.rules.signals import CHANNELS, effective_weights  # noqa: F401  (CHANNELS: search's API)
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -53,9 +53,6 @@ def query_words(query: str) -> str:
     words = re.findall(r"[\w'’-]+", query.lower())
     return " " + " ".join(re.sub(r"['’]s$", "", w) for w in words) + " "
 
-
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 ENGINES = ("numpy", "sql")
@@ -124,7 +121,7 @@ def _candidates(rt: Runtime, query: str, *, filters: dict[str, Any], limit: int,
     where, params, scope = _compile(filters)
     posting_scope, scope_params = _posting_scope(scope)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired, as_of=as_of is not None)
-    now = _utcnow()
+    now = utcnow()
     params["now"] = now
     if as_of is not None:
         params["as_of"] = as_of
@@ -254,7 +251,7 @@ def snapshot_search(snap: Snapshot, nlp: Any, sc: Any, query: str, qvec: Any, *,
     limit, channels = _check_call(query, top_k, channels)
     timings = timings if timings is not None else {}
     w = _weights(sc, weights, channels, query)
-    now = _utcnow()
+    now = utcnow()
     t1 = time.perf_counter()
     q = analyze_query(nlp, query)
     t2 = time.perf_counter()
@@ -431,7 +428,7 @@ def _rerank(rt: Runtime, query: str, results: list[dict[str, Any]]) -> list[dict
         for r, s in zip(results, scores):
             r["rerank_score"] = float(s)
         return sorted(results, key=lambda r: -r["rerank_score"])
-    except Exception as exc:  # noqa: BLE001 - a reranker is optional; its failure must not lose results
+    except Exception as exc:
         warnings.warn(f"reranker failed ({type(exc).__name__}: {exc}); keeping the fused order",
                       RuntimeWarning, stacklevel=3)
         return results
@@ -444,6 +441,6 @@ def explain_frame(rt: Runtime, query: str, *, filters: dict[str, Any], limit: in
     if frame.height == 0:
         return frame.with_columns(pl.lit(None, pl.Utf8).alias("memory"), pl.lit(None, pl.Utf8).alias("status"))
     texts = rt.db.frame("queries/get_memories_by_ids", {"ids": frame["id"].to_list()})
-    status = status_expr(_utcnow())
+    status = status_expr(utcnow())
     texts = texts.select("id", "memory", status.alias("status"))
     return frame.join(texts, on="id", how="left").with_row_index("rank", offset=1)

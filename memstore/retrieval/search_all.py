@@ -11,12 +11,13 @@ import numpy as np
 from memstore.core.checks import check_limit, check_query
 from memstore.core.errors import MemstoreError
 from memstore.core.records import memory_record
-from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.core.rules.validity import visibility_sql
+from memstore.core.timeutil import utcnow
+from memstore.retrieval.filters import check_filters, compile_filters
 from memstore.store.database import registered
-from memstore.store.write_values import vectors_table
 from memstore.store.optimize import INDEX_NAME, ensure_hnsw  # noqa: F401  (search_all's API)
 from memstore.store.sqlfiles import load_sql
+from memstore.store.write_values import vectors_table
 
 if TYPE_CHECKING:
     from memstore.runtime import Runtime
@@ -45,9 +46,8 @@ def run_search_all(rt: Runtime, query: str, *, top_k: int = 10, where: dict[str,
     db = rt.db
     cond, params, _ = compile_filters(check_filters(where, "where"), require_scope=False)
     vis = visibility_sql(include_superseded=include_superseded, show_expired=show_expired)
-    import datetime as dt
 
-    params.update(now=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), limit=int(top_k))
+    params.update(now=utcnow(), limit=int(top_k))
     vec = rt.embed_query(query)
     if exact:
         sql = load_sql("queries/search_all_exact").replace("/*WHERE*/", f"({cond}) AND {vis}")

@@ -27,17 +27,24 @@ from __future__ import annotations
 import collections
 import threading
 import weakref
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memstore.retrieval.fusion import (Hits, Neighbours, Scope, conversation_dot, conversation_groups,
-                                      neighbour_context, neighbour_order)
 from memstore.retrieval.candidates import unit_rows
+from memstore.retrieval.fusion import (
+    Hits,
+    Neighbours,
+    Scope,
+    conversation_dot,
+    conversation_groups,
+    neighbour_context,
+    neighbour_order,
+)
 from memstore.store.sqlfiles import load_sql
 
 if TYPE_CHECKING:
@@ -201,7 +208,7 @@ class SnapshotStore:
                 total -= old.n
 
 
-_STORES: "weakref.WeakKeyDictionary[Any, SnapshotStore]" = weakref.WeakKeyDictionary()
+_STORES: weakref.WeakKeyDictionary[Any, SnapshotStore] = weakref.WeakKeyDictionary()
 _STORES_LOCK = threading.Lock()
 
 

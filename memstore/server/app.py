@@ -18,28 +18,46 @@ do). Adds go through the group committer.
 """
 import os
 import tempfile
-from typing import Annotated, Any, Dict, List, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from fastapi import Body, Depends, FastAPI, Path as PathParam, Query as QueryParam, Request
+from fastapi import Body, Depends, FastAPI, Request
+from fastapi import Path as PathParam
+from fastapi import Query as QueryParam
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 import memstore
 from memstore.api.protocol import METHODS, MethodSpec
-from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
-from memstore.core.errors import (AuthError, ErasureIncompleteError, IdentityError, InvalidInputError, MemstoreError,
-                                  NotFoundError, ScopeViolation)
-from memstore.server.auth import Access
 from memstore.core.config import LimitsConfig
+from memstore.core.errors import (
+    AuthError,
+    ErasureIncompleteError,
+    IdentityError,
+    InvalidInputError,
+    MemstoreError,
+    NotFoundError,
+    ScopeViolation,
+)
 from memstore.core.rules.signals import search_defaults
+from memstore.core.scope_rule import IDENTITY_PATTERN, MAX_ID_CHARS
+from memstore.server.auth import Access
 from memstore.server.cpu_meter import CpuMeter
 from memstore.server.errors import install_error_envelope
 from memstore.server.limits import BodyLimit
 from memstore.server.openapi import as_call, call_arguments, document_api
-from memstore.core.scope_rule import IDENTITY_PATTERN, MAX_ID_CHARS
+from memstore.server.openapi_rules import (
+    ID_PATTERN,
+    NAME_PATTERN,
+    STRICT,
+    Count,
+    Identity,
+    MemoryUpdate,
+    Query,
+    check_json_upload,
+    valid_unicode,
+)
 from memstore.server.platform_routes import document_platform_routes, mount_platform_routes
-from memstore.server.openapi_rules import (ID_PATTERN, NAME_PATTERN, STRICT, Count, Identity, MemoryUpdate, Query,
-                                            check_json_upload, valid_unicode)
+from memstore.wire.format import ARROW_STREAM, RESULT_KIND, dumps, frame_to_ipc, loads
 
 # HTTP status for each error family (the JSON body names the exact class).
 _STATUS = (("RequestTooLargeError", 413), ("TokenRightsError", 403), ("ScopeViolation", 403), ("AuthError", 401), ("NotFoundError", 404),
@@ -73,12 +91,12 @@ class _Mem0Body(BaseModel):
 
 class MemoryCreate(_Mem0Body):
     model_config = ConfigDict(**STRICT, json_schema_extra=_IDENTITY_ANY_OF)
-    messages: Annotated[List[Message], Field(min_length=1, description="Messages to extract memories from.")]
+    messages: Annotated[list[Message], Field(min_length=1, description="Messages to extract memories from.")]
     user_id: Ident = None
     agent_id: Ident = None
     run_id: Ident = None
-    metadata: Optional[Dict[str, Any]] = Field(None)
-    infer: Optional[bool] = Field(None, description="False stores the messages as they are (no extraction).")
+    metadata: dict[str, Any] | None = Field(None)
+    infer: bool | None = Field(None, description="False stores the messages as they are (no extraction).")
 
 
 class SearchRequest(_Mem0Body):
@@ -87,18 +105,18 @@ class SearchRequest(_Mem0Body):
     user_id: Ident = None
     run_id: Ident = None
     agent_id: Ident = None
-    filters: Optional[Dict[str, Any]] = Field(None)
-    top_k: Optional[Count] = Field(None, description="Number of results (memstore's default: 20).")
-    limit: Optional[Count] = Field(None, description="mem0's older name for top_k.")
-    threshold: Optional[Annotated[float, Field(ge=-1e6, le=1e6)]] = None
+    filters: dict[str, Any] | None = Field(None)
+    top_k: Count | None = Field(None, description="Number of results (memstore's default: 20).")
+    limit: Count | None = Field(None, description="mem0's older name for top_k.")
+    threshold: Annotated[float, Field(ge=-1000000.0, le=1000000.0)] | None = None
 
 
 UploadFormat = Literal["auto", "chatgpt", "claude", "locomo", "jsonl", "csv", "parquet"]
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
-_IdentityQuery = Annotated[Optional[str], QueryParam(pattern=IDENTITY_PATTERN, max_length=MAX_ID_CHARS)]
+_IdentityQuery = Annotated[str | None, QueryParam(pattern=IDENTITY_PATTERN, max_length=MAX_ID_CHARS)]
 
 
-def error_body(exc: BaseException) -> tuple[int, Dict[str, Any]]:
+def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON body) for an exception raised by the library."""
     name = type(exc).__name__
     status = 500
@@ -145,7 +163,7 @@ async def _forget_answer(call: Any) -> Response:
     return _json(receipt, status=200 if verified else 202)
 
 
-def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, committer: Any = None,
+def create_app(memory: Any, *, token: str | None, analyst_api: bool = True, committer: Any = None,
                mcp: bool = True, shard: str | None = None) -> FastAPI:
     """The FastAPI app serving `memory` (an embedded Memory). `token=None` turns auth off (tests of
     the app itself only; `memstore serve` always sets one). `committer` (a GroupCommitter) takes adds.
@@ -159,7 +177,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     access = app.state.access = Access(memory, token)
     inner = memory
 
-    def commit_add(messages: Any, **kwargs: Any) -> Dict[str, Any]:
+    def commit_add(messages: Any, **kwargs: Any) -> dict[str, Any]:
         if committer is not None:
             return committer.add(messages, **kwargs)
         return inner.add(messages, **kwargs)
@@ -184,7 +202,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
     cpu_meter = CpuMeter()
 
     @app.get("/health", summary="Is this a memstore server, and for which store")
-    def health() -> Dict[str, Any]:
+    def health() -> dict[str, Any]:
         return {"service": "memstore", "version": memstore.__version__, "store": os.path.abspath(memory.path),
                 "pid": os.getpid(), "analyst_api": analyst_api, "workers": getattr(memory, "workers", 0),
                 "search_defaults": search_defaults(getattr(inner, "config", None)),
@@ -226,7 +244,7 @@ def create_app(memory: Any, *, token: Optional[str], analyst_api: bool = True, c
 
     @app.post("/search", summary="Search memories (mem0)", dependencies=auth, tags=["mem0"])
     def mem0_search(body: SearchRequest) -> Response:
-        params: Dict[str, Any] = {k: v for k, v in body.model_dump().items()
+        params: dict[str, Any] = {k: v for k, v in body.model_dump().items()
                                   if v is not None and k not in ("query", "limit")}
         if body.limit is not None and body.top_k is None:
             params["top_k"] = body.limit
@@ -313,7 +331,7 @@ def _require_scope(route: str, user_id: Any, agent_id: Any, run_id: Any, access:
                              hint="name the scope, e.g. ?user_id=alice (or use a token that carries one)")
 
 
-def _update_body(body: Any) -> tuple[str, Optional[Dict[str, Any]]]:
+def _update_body(body: Any) -> tuple[str, dict[str, Any] | None]:
     """(text, metadata) of a PUT /memories/{id} body: the new text, or {"text": ..., "metadata": ...}."""
     if isinstance(body, str):
         if not body.strip() or "\x00" in body:
@@ -342,7 +360,7 @@ class _AddsThrough:
         return getattr(self._memory, name)
 
 
-def _check_analyst(spec: MethodSpec, kwargs: Dict[str, Any], analyst_api: bool) -> None:
+def _check_analyst(spec: MethodSpec, kwargs: dict[str, Any], analyst_api: bool) -> None:
     scoped = any(kwargs.get(k) for k in ("user_id", "agent_id", "run_id"))
     if analyst_api:
         return

@@ -40,8 +40,8 @@ import threading
 import time
 from typing import Any
 
-from memstore.core.scope_rule import canonical_id, same_id
 from memstore.core.errors import AuthError, ConfigError, MemstoreError, NotFoundError, TokenRightsError
+from memstore.core.scope_rule import canonical_id, same_id
 from memstore.server.scoped_memory import ADMIN, Grant, GuardedMemory
 
 log = logging.getLogger(__name__)

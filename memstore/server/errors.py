@@ -12,7 +12,7 @@ memstore error they stand for, so no internal name leaks), and a 405 lists the p
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Dict
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -35,7 +35,7 @@ class ErrorInfo(BaseModel):
     type: str = Field(..., description="The memstore error class, e.g. FilterError (see memstore.core.errors).")
     message: str = Field(..., description="What was wrong and what to do.")
     hint: str = Field("", description="What to do about it.")
-    fields: Dict[str, Any] = Field(default_factory=dict, description="Structured details (argument, key, ...).")
+    fields: dict[str, Any] = Field(default_factory=dict, description="Structured details (argument, key, ...).")
 
 
 class ErrorBody(BaseModel):
@@ -64,7 +64,7 @@ def envelope(exc: BaseException, base: Callable[[BaseException], tuple[int, dict
     return status, body
 
 
-def retry_headers(body: Dict[str, Any]) -> Dict[str, str]:
+def retry_headers(body: dict[str, Any]) -> dict[str, str]:
     """`Retry-After` for an error that says when to retry (`fields.retry_after`, seconds).
 
     >>> retry_headers({"error": {"fields": {"retry_after": 1}}})
@@ -74,7 +74,7 @@ def retry_headers(body: Dict[str, Any]) -> Dict[str, str]:
     return {"Retry-After": str(int(after))} if isinstance(after, (int, float)) and after >= 0 else {}
 
 
-def _body(status: int, type_: str, message: str, hint: str = "", **fields: Any) -> Dict[str, Any]:
+def _body(status: int, type_: str, message: str, hint: str = "", **fields: Any) -> dict[str, Any]:
     return {"error": {"type": type_, "message": message, "hint": hint, "fields": fields}, "detail": message}
 
 

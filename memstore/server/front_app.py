@@ -136,7 +136,7 @@ def make_app(front: Front, owner_http: str, *, threads: int = 32) -> Any:
     def answer(fn: Any, authorization: str, body: bytes) -> tuple[int, bytes]:
         try:
             return 200, dumps(fn(authorization, body)).encode("utf-8")
-        except Exception as exc:  # noqa: BLE001 - every error leaves as the envelope
+        except Exception as exc:
             return error_response(exc)
 
     async def read_body(receive: Any) -> bytes:

@@ -27,7 +27,6 @@ import concurrent.futures as cf
 import threading
 import time
 from collections import deque
-from typing import Any
 
 from memstore.api.stages import AddStages
 from memstore.core.model import AddState, PreparedAdd
@@ -82,7 +81,7 @@ class FrontModels:
             self.batches, self.adds = self.batches + 1, self.adds + len(batch)
             try:
                 out = self.stages.models([st for st, _ in batch], extract=self._batch_extracts)
-            except BaseException as exc:  # noqa: BLE001 - every add of the batch gets the error
+            except BaseException as exc:
                 out = [exc] * len(batch)
             for (_, fut), item in zip(batch, out):
                 fut.set_exception(item) if isinstance(item, BaseException) else fut.set_result(item)

@@ -32,9 +32,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from memstore.api.stages import unpack_error
 from memstore.core.errors import ConfigError, TokenRightsError
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.api.stages import unpack_error
 from memstore.server.front_search import SnapshotDoor
 from memstore.server.owner_rpc import MESSAGES, Admit, Commit, Context, FailedRun, Forget, Ping, Reads, Search, Snap
 from memstore.server.scoped_memory import Grant, GuardedMemory, confine

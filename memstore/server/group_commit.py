@@ -195,7 +195,7 @@ class GroupCommitter:
                     fut.set_exception(out)
                 else:
                     fut.set_result(out)
-        except BaseException as exc:  # noqa: BLE001 - every waiting caller must hear about it
+        except BaseException as exc:
             for _, fut, _ in items:
                 if not fut.done():
                     fut.set_exception(exc)

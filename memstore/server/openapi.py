@@ -17,19 +17,28 @@ from __future__ import annotations
 
 import inspect
 import typing
-from functools import lru_cache
-from typing import Any, Dict, List, Optional
+from functools import cache
+from typing import Any, Optional
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from memstore.api.protocol import METHODS, MethodSpec
 from memstore.core.errors import ArgumentError, IdentityError
 from memstore.core.scope_rule import IDENTITY_KEYS
 from memstore.server.errors import ErrorBody
-from memstore.server.openapi_rules import (COMPONENTS, FILTER_ARGUMENTS, ID_PATTERN, NAME_PATTERN, UPLOAD_BODY, MemoryUpdate,
-                                            argument_type, request_rules, response_schema)
+from memstore.server.openapi_rules import (
+    COMPONENTS,
+    FILTER_ARGUMENTS,
+    ID_PATTERN,
+    NAME_PATTERN,
+    UPLOAD_BODY,
+    MemoryUpdate,
+    argument_type,
+    request_rules,
+    response_schema,
+)
 from memstore.wire.format import ARROW_STREAM
 
 ERROR_STATUSES = {400: "Bad input: the message names the argument and what to do", 401: "Missing or wrong bearer token",
@@ -50,7 +59,7 @@ def _memory_method(name: str) -> Any:
     return getattr(Memory, name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _params(spec: MethodSpec) -> tuple[inspect.Parameter, ...]:
     """The method's parameters, once per method (inspect.signature cost ~0.1 ms a request)."""
     sig = inspect.signature(_memory_method(spec.name))
@@ -58,10 +67,10 @@ def _params(spec: MethodSpec) -> tuple[inspect.Parameter, ...]:
                  and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD))
 
 
-def _hints(spec: MethodSpec) -> Dict[str, Any]:
+def _hints(spec: MethodSpec) -> dict[str, Any]:
     try:
         return typing.get_type_hints(_memory_method(spec.name))
-    except Exception:  # noqa: BLE001 - a hint naming a type this module cannot see: document it as any value
+    except Exception:
         return {}
 
 
@@ -71,16 +80,16 @@ def _json_type(hint: Any) -> Any:
     if any(t in text for t in ("PathLike", "DataFrame", "Callable", "datetime", "Iterable")):
         return Any
     if "tuple" in text.lower():
-        return Optional[List[str]]
+        return Optional[list[str]]
     return hint
 
 
-@lru_cache(maxsize=None)
+@cache
 def call_model(spec: MethodSpec) -> type[BaseModel]:
     """The keyword arguments of `Memory.<method>` as a pydantic model (unknown keys refused): each
     argument's type from memstore/server/openapi_rules.py, else from the signature."""
     hints = _hints(spec)
-    fields: Dict[str, Any] = {}
+    fields: dict[str, Any] = {}
     for p in _params(spec):
         required = p.default is inspect.Parameter.empty
         default = ... if required else (p.default if isinstance(p.default, (str, int, float, bool, type(None)))
@@ -93,7 +102,7 @@ def call_model(spec: MethodSpec) -> type[BaseModel]:
     return create_model(f"{spec.name}_arguments", __config__=config, **fields)
 
 
-def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
+def call_arguments(spec: MethodSpec, body: Any) -> dict[str, Any]:
     """A `/v1/<method>` body `{"args": [...], "kwargs": {...}}` checked against the method's
     arguments; the keyword arguments to call it with (positional ones bound to their names)."""
     if not isinstance(body, dict) or set(body) - {"args", "kwargs"}:
@@ -128,13 +137,13 @@ def call_arguments(spec: MethodSpec, body: Any) -> Dict[str, Any]:
     return checked.model_dump(include=set(kwargs), exclude_unset=True)     # as checked: 85.0 -> 85
 
 
-def _identity_error(error: Dict[str, Any]) -> bool:
+def _identity_error(error: dict[str, Any]) -> bool:
     """A validation error about the value of user_id / agent_id / run_id (not an unknown argument)."""
     loc = [p for p in error.get("loc", ()) if isinstance(p, str)]
     return error.get("type") != "extra_forbidden" and bool(loc) and loc[-1] in IDENTITY_KEYS
 
 
-def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[str, Any]]:
+def as_call(spec: MethodSpec, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """Checked arguments back into (positional, keyword) as `Memory.<method>` declares them, so a
     wrapper whose own parameters share a name with the method's (e.g. `name`) still gets them right.
 
@@ -150,7 +159,7 @@ def as_call(spec: MethodSpec, kwargs: Dict[str, Any]) -> tuple[list[Any], Dict[s
     return args, kwargs
 
 
-def _errors(extra: Dict[int, str] | None = None) -> Dict[str, Any]:
+def _errors(extra: dict[int, str] | None = None) -> dict[str, Any]:
     ref = {"$ref": "#/components/schemas/ErrorBody"}
     return {str(code): {"description": text, "content": {"application/json": {"schema": ref}}}
             for code, text in {**ERROR_STATUSES, **(extra or {})}.items()}
@@ -159,7 +168,7 @@ def _errors(extra: Dict[int, str] | None = None) -> Dict[str, Any]:
 def document_api(app: FastAPI) -> None:
     """Replace `app.openapi` with the complete document (built once, on first request)."""
 
-    def openapi() -> Dict[str, Any]:
+    def openapi() -> dict[str, Any]:
         if app.openapi_schema:
             return app.openapi_schema
         doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
@@ -180,7 +189,7 @@ def document_api(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dict[str, Any]) -> None:
+def _document_operation(path: str, method: str, op: dict[str, Any], schemas: dict[str, Any]) -> None:
     responses = op.setdefault("responses", {})
     name = path.rsplit("/", 1)[-1] if path.startswith("/v1/") else None
     ok = responses.setdefault("200", {"description": "Success"})
@@ -227,7 +236,7 @@ def _document_operation(path: str, method: str, op: Dict[str, Any], schemas: Dic
                               "default": None}
 
 
-def _document_limits(doc: Dict[str, Any], limits: Any) -> None:
+def _document_limits(doc: dict[str, Any], limits: Any) -> None:
     """The server's request limits (config key `limits`, `serve --max-body`): in the description,
     as `x-memstore-limits`, on each route's 413 and in the mem0 add's schema; forget's 202."""
     if limits is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any, Dict, List, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
@@ -48,7 +48,7 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
 
 
-def Int(ge: int, le: int) -> Any:     # noqa: N802 - a type
+def Int(ge: int, le: int) -> Any:
     """An integer from `ge` to `le` (85.0 counts as 85, as JSON Schema says)."""
     return Annotated[int, Field(ge=ge, le=le), BeforeValidator(_whole)]
 
@@ -83,9 +83,9 @@ Query = Annotated[str, Field(pattern=TEXT_PATTERN, max_length=10_000, descriptio
 TimeText = Annotated[str, Field(pattern=TIME_PATTERN, description="ISO-8601, e.g. 2023-05-10T14:00 (UTC unless it "
                                                                   "names an offset).")]
 Epoch = Annotated[float, Field(ge=0, le=4_102_444_800, description="Unix epoch seconds.")]
-When = Optional[Union[TimeText, Epoch, DateTimeTag]]
+When = Optional[TimeText | Epoch | DateTimeTag]
 Count = Int(1, 100_000)
-Ids = Optional[Union[MemoryId, Annotated[List[MemoryId], Field(min_length=1, max_length=1000)]]]
+Ids = Optional[MemoryId | Annotated[list[MemoryId], Field(min_length=1, max_length=1000)]]
 
 
 STRICT = ConfigDict(extra="forbid", strict=True, regex_engine="python-re")   # patterns as Python reads them
@@ -102,7 +102,7 @@ class TextPart(_Strict):
 
 class ImageUrl(_Strict):
     url: Annotated[str, Field(min_length=1)]
-    detail: Optional[Text] = None
+    detail: Text | None = None
 
 
 class ImagePart(_Strict):
@@ -117,23 +117,23 @@ class RefusalPart(_Strict):
 
 class AudioPart(_Strict):
     type: Literal["input_audio"]
-    input_audio: Dict[str, Any]
+    input_audio: dict[str, Any]
 
 
 class FilePart(_Strict):
     type: Literal["file"]
-    file: Dict[str, Any]
+    file: dict[str, Any]
 
 
 class ToolFunction(_Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
-    arguments: Optional[Union[Text, Dict[str, Any]]] = None
+    arguments: Text | dict[str, Any] | None = None
 
 
 class ToolCall(_Strict):
     """An assistant's tool call (OpenAI shape): skipped as memory text, named in a procedural add."""
 
-    id: Optional[Text] = None
+    id: Text | None = None
     type: Literal["function"] = "function"
     function: ToolFunction
 
@@ -147,13 +147,12 @@ class ChatMessage(_Strict):
         {"required": ["content"], "properties": {"content": {"not": {"type": "null"}}}},
         {"required": ["tool_calls"], "properties": {"tool_calls": {"type": "array", "minItems": 1}}}]})
     role: Annotated[str, Field(min_length=1, max_length=100)] = "user"
-    content: Optional[Union[Text, Annotated[List[Union[TextPart, ImagePart, RefusalPart, AudioPart, FilePart]],
-                                            Field(min_length=1)]]] = None
-    name: Optional[Text] = None
+    content: Text | Annotated[list[TextPart | ImagePart | RefusalPart | AudioPart | FilePart], Field(min_length=1)] | None = None
+    name: Text | None = None
     created_at: When = None
     timestamp: When = None
-    tool_calls: Optional[List[ToolCall]] = None
-    tool_call_id: Optional[Text] = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: Text | None = None
 
 
 class MemoryUpdate(BaseModel):
@@ -161,20 +160,20 @@ class MemoryUpdate(BaseModel):
 
     model_config = ConfigDict(**STRICT, json_schema_extra={
         "anyOf": [{"required": [k], "properties": {k: {"type": "string"}}} for k in ("text", "data", "memory")]})
-    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    data: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    memory: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    metadata: Optional[Dict[str, Any]] = Field(None)
+    text: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    data: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    memory: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    metadata: dict[str, Any] | None = Field(None)
 
 
-Messages = Union[Text, ChatMessage, Annotated[List[ChatMessage], Field(min_length=1)]]
+Messages = Union[Text, ChatMessage, Annotated[list[ChatMessage], Field(min_length=1)]]
 
 
 class KnownConversation(_Strict):
     """ingest_known(): one conversation's source message keys."""
 
     conversation: str
-    keys: List[str]
+    keys: list[str]
 
 
 class IngestConversation(BaseModel):
@@ -185,12 +184,12 @@ class IngestConversation(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True)
     format: Literal["memstore.ingest-conversation/1"]
-    source: Dict[str, Any]
-    keys: List[str]
-    now: Optional[str]
-    adds: List[Dict[str, Any]]
+    source: dict[str, Any]
+    keys: list[str]
+    now: str | None
+    adds: list[dict[str, Any]]
 
-_BY_NAME: Dict[str, Any] = {
+_BY_NAME: dict[str, Any] = {
     "memory_id": MemoryId, "keep": MemoryId, "supersede": Ids, "dismiss": Ids,
     "user_id": Optional[Identity], "agent_id": Optional[Identity], "run_id": Optional[Identity],
     "actor_id": Optional[Name],
@@ -198,24 +197,22 @@ _BY_NAME: Dict[str, Any] = {
     "now": When, "as_of": When, "timestamp": When, "expiration_date": When,
     "messages": Messages,
     "memory_type": Optional[Literal["procedural_memory"]],
-    "channels": Annotated[List[Literal[CHANNELS]], Field(min_length=1)],
-    "weights": Optional[Dict[Literal[SIGNALS], Annotated[float, Field(ge=0, le=1e6)]]],
+    "channels": Annotated[list[Literal[CHANNELS]], Field(min_length=1)],
+    "weights": Optional[dict[Literal[SIGNALS], Annotated[float, Field(ge=0, le=1e6)]]],
     "target": Literal["messages", "history_text"],
     "retain_days": Optional[Int(0, 1_000_000)],
     "format": Literal[FORMATS],
     "partition_by": Optional[Literal[IDENTITY_KEYS + ("scope_key",)]],
-    "scope": Optional[Dict[Literal[IDENTITY_KEYS], Optional[Identity]]],
+    "scope": Optional[dict[Literal[IDENTITY_KEYS], Identity | None]],
     "directory": Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{1,200}$",
                                       description="A new (or empty) directory on the server.")],
     "threshold": Optional[Annotated[float, Field(ge=-1e6, le=1e6)]],
 }
-_BY_METHOD: Dict[tuple[str, str], Any] = {
+_BY_METHOD: dict[tuple[str, str], Any] = {
     ("frame", "name"): Literal[FRAME_NAMES],
     ("create_token", "name"): Annotated[str, Field(pattern=TOKEN_NAME_PATTERN)],
     ("revoke_token", "name"): Annotated[str, Field(pattern=TOKEN_NAME_PATTERN)],
-    ("create_token", "expires"): Optional[Union[Annotated[str, Field(pattern=DURATION_PATTERN,
-                                                                       description="How long from now: 30d, 12h.")],
-                                                TimeText, Epoch, DateTimeTag]],      # a past time: 409
+    ("create_token", "expires"): Optional[Annotated[str, Field(pattern=DURATION_PATTERN, description="How long from now: 30d, 12h.")] | TimeText | Epoch | DateTimeTag],      # a past time: 409
     ("sql", "query"): Annotated[str, Field(min_length=1, max_length=100_000, description="A DuckDB SELECT.")],
     ("search_all", "top_k"): Count,
     ("get_all", "top_k"): Count,
@@ -229,12 +226,12 @@ _BY_METHOD: Dict[tuple[str, str], Any] = {
     ("ingest", "commit_messages"): Int(1, 1_000_000),
     ("ingest", "workers"): Optional[Int(0, 64)],
     ("ingest_known", "format"): Annotated[str, Field(pattern=r"^[a-z0-9_-]{1,40}$")],
-    ("ingest_known", "conversations"): Annotated[List[KnownConversation], Field(max_length=100_000)],
-    ("ingest_prepared", "conversations"): Annotated[List[IngestConversation], Field(max_length=100_000,
+    ("ingest_known", "conversations"): Annotated[list[KnownConversation], Field(max_length=100_000)],
+    ("ingest_prepared", "conversations"): Annotated[list[IngestConversation], Field(max_length=100_000,
         description="Conversations in the format memstore.ingest-conversation/1 (memstore/wire/prepared.py).")],
     ("ingest_prepared", "ingest_id"): Optional[Annotated[str, Field(pattern=ID_PATTERN)]],
     ("ingest", "paths"): Union[Annotated[str, Field(pattern=NAME_PATTERN)],
-                               Annotated[List[Annotated[str, Field(pattern=NAME_PATTERN)]], Field(min_length=1)]],
+                               Annotated[list[Annotated[str, Field(pattern=NAME_PATTERN)]], Field(min_length=1)]],
 }
 
 
@@ -246,7 +243,7 @@ def argument_type(method: str, name: str, default: Any) -> Any:
 # add()'s messages hold some content unless the add records an agent's run (procedural): messages
 # that only call tools are "nothing to remember" (message_shapes.py), a 400 the document must predict
 _WITH_CONTENT = {"type": "object", "required": ["content"], "properties": {"content": {"not": {"type": "null"}}}}
-SOMETHING_TO_REMEMBER: Dict[str, Any] = {"anyOf": [{"type": "string"}, _WITH_CONTENT,
+SOMETHING_TO_REMEMBER: dict[str, Any] = {"anyOf": [{"type": "string"}, _WITH_CONTENT,
                                                     {"type": "array", "contains": _WITH_CONTENT}]}
 
 
@@ -286,7 +283,7 @@ _OPERATOR = {"type": "object", "minProperties": 1, "additionalProperties": False
                             **{op: {"type": "array", "items": {"type": ["string", "number", "null"]}}
                                for op in ("in", "nin")}}}
 
-COMPONENTS: Dict[str, Any] = {
+COMPONENTS: dict[str, Any] = {
     "IdentityValue": {"type": "string", "pattern": IDENTITY_PATTERN, "maxLength": MAX_ID_CHARS,
                       "description": "A user / agent / run id. Stored, compared and placed in its canonical form "
                                      "(surrounding whitespace removed, Unicode NFC; case kept); blank, longer "
@@ -328,7 +325,7 @@ FILTER_ARGUMENTS = {"filters": "Filters", "where": "Filters", "metadata": "Metad
 _ref = {name: {"$ref": f"#/components/schemas/{name}"} for name in COMPONENTS}
 _OBJECT = {"type": "object"}
 _LIST_OF_OBJECTS = {"type": "array", "items": _OBJECT}
-RESPONSES: Dict[str, Dict[str, Any]] = {   # method or "METHOD /path" -> the JSON schema of its 200 answer
+RESPONSES: dict[str, dict[str, Any]] = {   # method or "METHOD /path" -> the JSON schema of its 200 answer
     "add": _ref["AddResult"], "search": _ref["Results"], "get_all": _ref["Results"], "search_all": _ref["Results"],
     "get": {"anyOf": [_ref["MemoryRecord"], {"type": "null"}]},
     "history": {"type": "array", "items": _ref["HistoryEntry"]},
@@ -348,7 +345,7 @@ RESPONSES: Dict[str, Dict[str, Any]] = {   # method or "METHOD /path" -> the JSO
 }
 
 
-def response_schema(method: str, path: str, name: str | None) -> Dict[str, Any]:
+def response_schema(method: str, path: str, name: str | None) -> dict[str, Any]:
     """The documented JSON of a 200 answer: by route, else by `/v1` method, else any object."""
     return RESPONSES.get(f"{method.upper()} {path}") or (RESPONSES.get(name, _OBJECT) if name else _OBJECT)
 
@@ -371,7 +368,7 @@ class _ClaudeMessage(BaseModel):
 
 class _ClaudeConversation(BaseModel):
     model_config = ConfigDict(strict=True)
-    chat_messages: List[_ClaudeMessage]
+    chat_messages: list[_ClaudeMessage]
 
 
 UPLOAD_CHECK_BYTES = 16 << 20

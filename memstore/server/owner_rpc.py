@@ -168,7 +168,7 @@ class OwnerRPCServer:
                     return
                 try:
                     reply: tuple = ("ok", self._handle(msg))
-                except BaseException as exc:  # noqa: BLE001 - every error goes back to the front that asked
+                except BaseException as exc:
                     reply = ("err", pack_error(exc))
                 try:
                     send_msg(conn, reply)

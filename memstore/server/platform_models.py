@@ -3,9 +3,10 @@ the platform SDKs send them: the fields memstore reads are typed and checked; th
 (output_format, version, org_id, project_id, async_mode...) are accepted and ignored."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Dict, List, Optional, Union
+from typing import Annotated, Any, Optional
 
-from fastapi import Path as PathParam, Query as QueryParam
+from fastapi import Path as PathParam
+from fastapi import Query as QueryParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, valid_unicode
@@ -23,29 +24,29 @@ class _Body(BaseModel):
 
 
 Ident = Optional[Annotated[str, Field(pattern=NAME_PATTERN, max_length=200)]]
-Filters = Optional[Dict[str, Any]]
+Filters = Optional[dict[str, Any]]
 
 
 class PlatformMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: Annotated[str, Field(min_length=1, max_length=100)]
-    content: Union[Annotated[str, Field(pattern=NAME_PATTERN)], Dict[str, Any], List[Any]]
+    content: Annotated[str, Field(pattern=NAME_PATTERN)] | dict[str, Any] | list[Any]
 
 
 class PlatformAdd(_Body):
-    messages: Union[Annotated[List[PlatformMessage], Field(min_length=1)], Annotated[str, Field(pattern=NAME_PATTERN)]] = \
+    messages: Annotated[list[PlatformMessage], Field(min_length=1)] | Annotated[str, Field(pattern=NAME_PATTERN)] = \
         Field(..., description="The conversation to remember (a string is one user message).")
     user_id: Ident = None
     agent_id: Ident = None
     run_id: Ident = None
     app_id: Ident = Field(None, description="Kept as the metadata key app_id.")
     filters: Filters = Field(None, description="Identity as filters ({\"user_id\": ...}), as SDK options send it.")
-    metadata: Optional[Dict[str, Any]] = None
-    infer: Optional[bool] = None
-    timestamp: Optional[Annotated[int, Field(ge=0, le=4_102_444_800)]] = Field(
+    metadata: dict[str, Any] | None = None
+    infer: bool | None = None
+    timestamp: Annotated[int, Field(ge=0, le=4102444800)] | None = Field(
         None, description="When the conversation happened (epoch seconds).")
-    expiration_date: Optional[str] = None
-    async_mode: Optional[bool] = Field(None, description="Accepted: memstore answers once the add is committed.")
+    expiration_date: str | None = None
+    async_mode: bool | None = Field(None, description="Accepted: memstore answers once the add is committed.")
 
 
 class ScopedRead(_Body):
@@ -54,44 +55,44 @@ class ScopedRead(_Body):
     run_id: Ident = None
     app_id: Ident = None
     filters: Filters = None
-    output_format: Optional[Annotated[str, Field(pattern=r"^v1\.[01]$")]] = Field(
+    output_format: Annotated[str, Field(pattern=r"^v1\.[01]$")] | None = Field(
         None, description="v1.0: a bare list; v1.1: {\"results\": [...]} (the default on /v3/ paths).")
 
 
 class PlatformList(ScopedRead):
-    show_expired: Optional[bool] = None
+    show_expired: bool | None = None
 
 
 class PlatformSearch(ScopedRead):
     query: Annotated[str, Field(pattern=NAME_PATTERN, max_length=10_000)]
-    top_k: Optional[Annotated[int, Field(ge=1, le=1000)]] = None
-    threshold: Optional[Annotated[float, Field(ge=0, le=1)]] = None
-    metadata: Optional[Dict[str, Any]] = Field(None, description="Metadata that results must carry (ANDed).")
-    categories: Optional[List[str]] = Field(None, description="Values of the metadata key categories (ANDed).")
-    show_expired: Optional[bool] = None
+    top_k: Annotated[int, Field(ge=1, le=1000)] | None = None
+    threshold: Annotated[float, Field(ge=0, le=1)] | None = None
+    metadata: dict[str, Any] | None = Field(None, description="Metadata that results must carry (ANDed).")
+    categories: list[str] | None = Field(None, description="Values of the metadata key categories (ANDed).")
+    show_expired: bool | None = None
 
 
 class PlatformUpdate(_Body):
-    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    metadata: Optional[Dict[str, Any]] = None
-    expiration_date: Optional[str] = None
-    timestamp: Optional[Any] = Field(None, description="Refused: memstore keeps when a memory was written.")
+    text: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    metadata: dict[str, Any] | None = None
+    expiration_date: str | None = None
+    timestamp: Any | None = Field(None, description="Refused: memstore keeps when a memory was written.")
 
 
 class BatchItem(BaseModel):
     model_config = ConfigDict(extra="allow")
     memory_id: Annotated[str, Field(pattern=ID_PATTERN, max_length=200)]
-    text: Optional[Annotated[str, Field(pattern=NAME_PATTERN)]] = None
-    metadata: Optional[Dict[str, Any]] = None
+    text: Annotated[str, Field(pattern=NAME_PATTERN)] | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class PlatformBatch(_Body):
-    memories: Annotated[List[BatchItem], Field(min_length=1, max_length=MAX_BATCH)]
+    memories: Annotated[list[BatchItem], Field(min_length=1, max_length=MAX_BATCH)]
 
 
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
-IdentityQuery = Annotated[Optional[str], QueryParam(pattern=NAME_PATTERN, max_length=200)]
-PageQuery = Annotated[Optional[int], QueryParam(ge=1, le=100_000)]
-PageSizeQuery = Annotated[Optional[int], QueryParam(ge=1, le=1000)]
+IdentityQuery = Annotated[str | None, QueryParam(pattern=NAME_PATTERN, max_length=200)]
+PageQuery = Annotated[int | None, QueryParam(ge=1, le=100_000)]
+PageSizeQuery = Annotated[int | None, QueryParam(ge=1, le=1000)]
 EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
 EntityName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=200)]

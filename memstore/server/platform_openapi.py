@@ -3,7 +3,7 @@ answers (memstore/server/platform_routes.py), so schemathesis (tests/test_openap
 them as it checks memstore's own routes. The features memstore does not have document their 501."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -26,7 +26,7 @@ _PLATFORM_FIELDS = sorted(set(FIELDS) | {"metadata", "AND", "OR", "NOT", "user_i
 _METADATA_KEY = {"pattern": "^[^@$]", "not": {"enum": _PLATFORM_FIELDS}}
 _REF = {"$ref": "#/components/schemas/PlatformFilters"}
 
-COMPONENTS: Dict[str, Any] = {
+COMPONENTS: dict[str, Any] = {
     "PlatformFilters": {
         "type": "object", "minProperties": 1,
         "description": "The mem0 platform's filters: AND / OR lists, NOT, entity ids (\"*\": any non-null), "
@@ -62,7 +62,7 @@ _ADDED = {"type": "array", "items": {"type": "object", "required": ["id", "memor
 _RESULTS = {"type": "object", "required": ["results"], "properties": {"results": {"type": "array", "items": _MEM}}}
 _PAGE = {"type": "object", "required": ["count", "results", "next", "previous"],
          "properties": {"count": {"type": "integer"}, "results": {"type": "array", "items": _MEM}}}
-RESPONSES: Dict[str, Dict[str, Any]] = {
+RESPONSES: dict[str, dict[str, Any]] = {
     "GET /v1/ping/": {"type": "object", "required": ["status", "org_id", "project_id"]},
     "POST /v1/memories/": {"anyOf": [{"type": "object", "required": ["results"],
                                       "properties": {"results": _ADDED}}, _ADDED]},
@@ -93,7 +93,7 @@ _PART = {"type": "object", "required": ["type"], "properties": {"type": {"type":
 _ANY_IDENTITY = [{"required": [k], "properties": {k: _IDENT}} for k in ("user_id", "agent_id", "run_id")]
 
 
-def _body_rules(schemas: Dict[str, Any]) -> None:
+def _body_rules(schemas: dict[str, Any]) -> None:
     add = schemas.get("PlatformAdd", {})
     props = add.get("properties", {})
     props["filters"] = _REF
@@ -126,7 +126,7 @@ def document_platform(app: FastAPI, unsupported: tuple) -> None:
     base = app.openapi
     refused = {f"{m} {p}" for m, p, _ in unsupported}
 
-    def openapi() -> Dict[str, Any]:
+    def openapi() -> dict[str, Any]:
         doc = base()
         if doc.get("x-platform-documented"):
             return doc

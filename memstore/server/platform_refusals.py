@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Annotated, Any, Callable
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Path as PathParam
+from fastapi import FastAPI
+from fastapi import Path as PathParam
 from fastapi.responses import Response
 
 from memstore.core.errors import NotSupportedError

@@ -30,20 +30,39 @@ the SDKs raise as their `MemoryError` with memstore's message.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Dict, List, Optional
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import Body, FastAPI, Query as QueryParam
+from fastapi import Body, FastAPI
+from fastapi import Query as QueryParam
 from fastapi.responses import Response
 
 from memstore.core.errors import IdentityError, InvalidInputError, NotFoundError, ScopeViolation
 from memstore.core.identity import IDENTITY_KEYS
-from memstore.server.platform_models import (EntityName, EntityType, IdentityQuery, MemoryIdPath, PageQuery,
-                                             PageSizeQuery, PlatformAdd, PlatformBatch, PlatformList, PlatformSearch,
-                                             PlatformUpdate, ScopedRead)
+from memstore.server.platform_models import (
+    EntityName,
+    EntityType,
+    IdentityQuery,
+    MemoryIdPath,
+    PageQuery,
+    PageSizeQuery,
+    PlatformAdd,
+    PlatformBatch,
+    PlatformList,
+    PlatformSearch,
+    PlatformUpdate,
+    ScopedRead,
+)
 from memstore.server.platform_openapi import document_platform
 from memstore.server.platform_refusals import UNSUPPORTED, mount_unsupported, not_supported
-from memstore.server.platform_shapes import (ENTITY_TYPES, platform_added, platform_entities, platform_history,
-                                             platform_memory, translate_filters)
+from memstore.server.platform_shapes import (
+    ENTITY_TYPES,
+    platform_added,
+    platform_entities,
+    platform_history,
+    platform_memory,
+    translate_filters,
+)
 from memstore.wire.format import RESULT_KIND, dumps
 
 TAG = "mem0 platform"
@@ -65,9 +84,9 @@ def _v10(output_format: Any, legacy: bool) -> bool:
     return output_format == "v1.0" or (legacy and output_format != "v1.1")
 
 
-def _filters(body: ScopedRead) -> Dict[str, Any]:
+def _filters(body: ScopedRead) -> dict[str, Any]:
     """The memstore filter of a read: the platform filters ANDed with any top-level identity."""
-    conds: List[Dict[str, Any]] = [{k: getattr(body, k)} for k in ("user_id", "agent_id", "run_id", "app_id")
+    conds: list[dict[str, Any]] = [{k: getattr(body, k)} for k in ("user_id", "agent_id", "run_id", "app_id")
                                    if getattr(body, k)]
     if body.filters:
         conds.append(body.filters)
@@ -79,7 +98,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
     add through the group committer, `access` the server's Access (auth the dependencies)."""
     kw = {"dependencies": auth, "tags": [TAG]}
 
-    def scope_of(filters: Dict[str, Any], route: str) -> None:
+    def scope_of(filters: dict[str, Any], route: str) -> None:
         if not any(filters.get(k) for k in IDENTITY_KEYS) and not access.scoped():
             raise ScopeViolation(f"{route} needs user_id, agent_id or run_id in its filters (an equality at the "
                                  f"root): without one it would reach every scope",
@@ -109,7 +128,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
         metadata = dict(body.metadata or {})
         if body.app_id:
             metadata["app_id"] = body.app_id
-        params: Dict[str, Any] = {**ids, "metadata": metadata or None, "timestamp": body.timestamp,
+        params: dict[str, Any] = {**ids, "metadata": metadata or None, "timestamp": body.timestamp,
                                   "expiration_date": body.expiration_date}
         if body.infer is not None:
             params["infer"] = body.infer
@@ -117,7 +136,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
                     else [m.model_dump(exclude_none=True) for m in body.messages])
         out = add(messages, **{k: v for k, v in params.items() if v is not None})
         results = [platform_added(r) for r in out.get("results", [])]
-        answer: Dict[str, Any] = {"results": results}
+        answer: dict[str, Any] = {"results": results}
         run = out.get("extraction") or {}
         if run.get("id"):
             answer.update(event_id=run["id"], status="SUCCEEDED")
@@ -132,8 +151,8 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
     def platform_add_v1(body: PlatformAdd) -> Response:
         return do_add(body, legacy=True)
 
-    def listed(filters: Dict[str, Any], route: str, show_expired: bool, page: Optional[int],
-               page_size: Optional[int], path: str, legacy: bool, output_format: Optional[str]) -> Response:
+    def listed(filters: dict[str, Any], route: str, show_expired: bool, page: int | None,
+               page_size: int | None, path: str, legacy: bool, output_format: str | None) -> Response:
         scope_of(filters, route)
         rows = memory.get_all(filters=filters, top_k=LIST_CAP, show_expired=show_expired).get("results", [])
         if legacy and page is None and page_size is None:
@@ -147,14 +166,14 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
                       "previous": f"{path}?page={page - 1}&page_size={page_size}" if page > 1 else None})
 
     @app.post("/v3/memories/", summary="Get all memories of a filter, paged (mem0 platform)", **kw)
-    def platform_get_all(body: Optional[PlatformList] = Body(None), page: PageQuery = None,
+    def platform_get_all(body: PlatformList | None = Body(None), page: PageQuery = None,
                          page_size: PageSizeQuery = None) -> Response:
         body = body or PlatformList()
         return listed(_filters(body), "POST /v3/memories/", bool(body.show_expired), page, page_size,
                       "/v3/memories/", False, body.output_format)
 
     @app.post("/v2/memories/", summary="Get all memories of a filter (mem0 platform, SDKs before v3)", **kw)
-    def platform_get_all_v2(body: Optional[PlatformList] = Body(None), page: PageQuery = None,
+    def platform_get_all_v2(body: PlatformList | None = Body(None), page: PageQuery = None,
                             page_size: PageSizeQuery = None) -> Response:
         body = body or PlatformList()
         return listed(_filters(body), "POST /v2/memories/", bool(body.show_expired), page, page_size,
@@ -164,7 +183,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
     def platform_get_all_v1(user_id: IdentityQuery = None, agent_id: IdentityQuery = None,
                             run_id: IdentityQuery = None, app_id: IdentityQuery = None, page: PageQuery = None,
                             page_size: PageSizeQuery = None,
-                            output_format: Annotated[Optional[str], QueryParam(pattern=r"^v1\.[01]$")] = None
+                            output_format: Annotated[str | None, QueryParam(pattern=r"^v1\.[01]$")] = None
                             ) -> Response:
         body = PlatformList(user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
         return listed(_filters(body), "GET /v1/memories/", False, page, page_size, "/v1/memories/", True,
@@ -180,7 +199,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
         if extra_conds:
             filters["AND"] = list(filters.get("AND", [])) + extra_conds
         scope_of(filters, route)
-        params: Dict[str, Any] = {"filters": filters, "show_expired": bool(body.show_expired)}
+        params: dict[str, Any] = {"filters": filters, "show_expired": bool(body.show_expired)}
         if body.top_k is not None:
             params["top_k"] = body.top_k
         if body.threshold is not None:
@@ -220,7 +239,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
 
     @app.delete("/v1/memories/{memory_id}/", summary="Delete a memory (mem0 platform)", **kw)
     def platform_delete(memory_id: MemoryIdPath,
-                        delete_linked: Annotated[Optional[bool], QueryParam()] = None) -> Response:
+                        delete_linked: Annotated[bool | None, QueryParam()] = None) -> Response:
         if delete_linked:
             raise not_supported("delete option delete_linked")
         memory.delete(memory_id)
@@ -264,7 +283,7 @@ def mount_platform_routes(app: FastAPI, memory: Any, add: Callable[..., Any], ac
     def platform_delete_entity_v1(entity_type: EntityType, entity_name: EntityName) -> Response:
         return delete_entity(entity_type, entity_name)
 
-    def check_batch(body: PlatformBatch) -> List[str]:
+    def check_batch(body: PlatformBatch) -> list[str]:
         ids = [m.memory_id for m in body.memories]
         for mid in ids:                  # every id first: one unknown (or another scope's) changes nothing
             if memory.get(mid) is None:

@@ -314,5 +314,5 @@ def _warm(memory: Any) -> None:
     try:
         # an add prepared and dropped: spaCy and the embedder run, nothing is stored, no LLM call
         memory.prepare_add("warm up", user_id="memstore-warm-up", infer=False)
-    except Exception:  # noqa: BLE001 - warming is an optimisation; the first request reports real errors
+    except Exception:
         pass

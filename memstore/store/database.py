@@ -22,12 +22,19 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from memstore.store.quoting import sql_ident, sql_string
-from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, ReadOnlyError, StoreInvalidatedError,
-                             StoreBusyError, StoreWriteError)
+from memstore.core.errors import (
+    MemstoreError,
+    PipelineStepError,
+    QueryError,
+    ReadOnlyError,
+    StoreBusyError,
+    StoreInvalidatedError,
+    StoreWriteError,
+)
 from memstore.store.extensions import extension_file
 from memstore.store.open_errors import check_store_meta, explain_fatal_error
 from memstore.store.open_files import closed, explain_connect_error, open_count, opened
+from memstore.store.quoting import sql_ident, sql_string
 from memstore.store.reopen_gate import ReopenGate, busy, stale
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
@@ -644,7 +651,7 @@ class Database:
             for listener in self.commit_listeners:
                 try:
                     listener(self)
-                except Exception as exc:  # noqa: BLE001 - maintenance must never fail a committed write
+                except Exception as exc:
                     log.warning("commit listener %r failed: %s: %s", listener, type(exc).__name__, exc)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def extension_file(name: str) -> Path | None:
     """Path of the signed extension file shipped by `duckdb-extension-<name>`, or None."""
     try:

@@ -52,8 +52,9 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from memstore.store.cluster_runs import Run, adopt_sorted, mark_end, read_runs, resolve_run, tail_rows, write_runs
 from memstore.store.quoting import sql_ident, sql_string
@@ -479,7 +480,7 @@ class Maintenance:
             self.runs.append(out)
             self.count(db, force=True)
             log.info("re-cluster of %s: %s", db.path, out)
-        except BaseException as exc:  # noqa: BLE001 - a background maintenance step must not crash anything
+        except BaseException as exc:
             self.error = exc
             self.failed_at = time.monotonic()
             log.warning("re-cluster of %s failed (%s: %s); searches stay correct, only slower",

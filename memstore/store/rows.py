@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from memstore.core.identity import Scope
 from memstore.core.ids import entity_id, new_id
 from memstore.core.model import ImportedEvent
+from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 from memstore.store.history import HISTORY_SCHEMA, HistoryEvent, conversation_time, history_rows, state_event
 from memstore.store.table_rows import Rows
-from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.core.model import AddState, Fact

@@ -5,7 +5,7 @@ True
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent.parent
@@ -19,7 +19,7 @@ def sql_root() -> Path:
     raise FileNotFoundError(f"memstore SQL files not found next to {_HERE}; reinstall the package")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_sql(name: str) -> str:
     """Text of `sql/<name>.sql`, e.g. `load_sql("queries/search_semantic")`."""
     path = sql_root() / f"{name}.sql"

@@ -21,7 +21,8 @@ ValueError: 'rename_everything' is not a write operation of memstore.store.unit.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memstore.store.database import Database

@@ -34,7 +34,7 @@ _LEADING_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
 _CREATE_HEAD = re.compile(r"\ACREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+"
                           r"(?:IF\s+NOT\s+EXISTS\s+)?(?:\"[^\"]+\"|[\w.]+)\s+AS\s+", re.I)
 
-_created: "weakref.WeakKeyDictionary[Any, dict[str, str]]" = weakref.WeakKeyDictionary()
+_created: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 

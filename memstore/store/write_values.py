@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from memstore.store.quoting import sql_ident
 
+
 def is_vector(sql_type: str) -> bool:
     """A FLOAT[dim] column (not a VARCHAR[] list)."""
     return sql_type.endswith("]") and not sql_type.endswith("[]")

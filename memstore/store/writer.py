@@ -27,24 +27,23 @@ No step asks which writer it has or whether it is inside a transaction.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import contextlib
 import datetime as dt
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
 from memstore.core.errors import StoreWriteError
 from memstore.core.rules.slots import holder_key, slot_key
 from memstore.core.rules.supersession import Closure, closed_at
-from memstore.store.scope_cache import ScopeEntry
+from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 from memstore.store.history import HistoryEvent, history_rows  # noqa: F401  (doctests)
 from memstore.store.rows import ADD_TABLES
+from memstore.store.scope_cache import ScopeEntry
 from memstore.store.table_rows import Rows, as_arrow
 from memstore.store.unit import write_unit
-from memstore.core.rules.validity import fact_expires_at, fact_valid_from
 
 if TYPE_CHECKING:
     from memstore.core.model import AddState

@@ -6,7 +6,6 @@ and one HAProxy (the Debian package) with the config `memstore cluster haproxy` 
 """
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import subprocess
@@ -131,7 +130,7 @@ class ClusterProcess:
 
         return connect(self.url, token=self.token)
 
-    def start(self) -> "ClusterProcess":
+    def start(self) -> ClusterProcess:
         self.root.mkdir(parents=True, exist_ok=True)
         self.start_shards(self._n)
         self.start_balancer()
@@ -147,7 +146,7 @@ class ClusterProcess:
         for s in self.servers:
             s.stop()
 
-    def __enter__(self) -> "ClusterProcess":
+    def __enter__(self) -> ClusterProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

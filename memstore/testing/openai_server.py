@@ -17,8 +17,9 @@ import struct
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -46,7 +47,7 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
-    owner: "ScriptedOpenAIServer"
+    owner: ScriptedOpenAIServer
 
     def handle_error(self, request, client_address) -> None:  # quiet: clients may hang up (timeouts)
         pass
@@ -56,7 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def setup(self) -> None:
@@ -114,7 +115,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._embeddings(owner, body)
         return self._error(404, f"unknown path {path}", "not_found")
 
-    def _chat(self, owner: "ScriptedOpenAIServer", body: dict) -> None:
+    def _chat(self, owner: ScriptedOpenAIServer, body: dict) -> None:
         if body.get("stream"):
             owner._count("chat")
             return self._error(400, "stream=true is not supported by ScriptedOpenAIServer", "unsupported")
@@ -155,7 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
                       "total_tokens": prompt_tokens + completion_tokens},
         })
 
-    def _trickle(self, owner: "ScriptedOpenAIServer", body: dict, content: str, chunk: int, interval: float) -> None:
+    def _trickle(self, owner: ScriptedOpenAIServer, body: dict, content: str, chunk: int, interval: float) -> None:
         """A valid chat completion, sent `chunk` bytes at a time every `interval` seconds."""
         data = json.dumps({"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
                            "created": int(time.time()), "model": body.get("model") or owner.model,
@@ -175,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up (its deadline)
             self.close_connection = True
 
-    def _embeddings(self, owner: "ScriptedOpenAIServer", body: dict) -> None:
+    def _embeddings(self, owner: ScriptedOpenAIServer, body: dict) -> None:
         owner._count("embed")
         inp = body.get("input")
         items = inp if isinstance(inp, list) and not (inp and isinstance(inp[0], int)) else [inp]
@@ -229,7 +230,7 @@ class ScriptedOpenAIServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "ScriptedOpenAIServer":
+    def start(self) -> ScriptedOpenAIServer:
         if self._httpd is not None:
             return self
         self._stop_evt.clear()
@@ -255,7 +256,7 @@ class ScriptedOpenAIServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "ScriptedOpenAIServer":
+    def __enter__(self) -> ScriptedOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -66,7 +66,7 @@ class PostgresCluster:
     def _cmd(self, argv: list[str]) -> list[str]:
         return ["runuser", "-u", "postgres", "--", *argv] if self._as_root else argv
 
-    def _run(self, argv: list[str], **kw) -> subprocess.CompletedProcess:  # noqa: ANN003
+    def _run(self, argv: list[str], **kw) -> subprocess.CompletedProcess:
         return subprocess.run(self._cmd(argv), check=True, capture_output=True, text=True, **kw)
 
     def start(self) -> PostgresCluster:

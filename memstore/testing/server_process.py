@@ -39,7 +39,7 @@ class ServerProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = self.store + ".server.log"
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         os.makedirs(os.path.dirname(self.store), exist_ok=True)
         # test servers do their model work in-process unless a test asks for workers: a pool per
         # server would load spaCy once more per core in every server a test starts
@@ -102,7 +102,7 @@ class ServerProcess:
             self.proc.wait()
             self._log.close()
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

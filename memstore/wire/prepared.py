@@ -60,6 +60,7 @@ from memstore.core.errors import MemstoreError, PreparedConversationError
 from memstore.core.identity import Scope, check_metadata
 from memstore.core.ids import content_hash, new_id
 from memstore.core.model import AddOptions, AddState, Extraction, Fact, Message
+from memstore.core.timeutil import utcnow
 from memstore.ingest.plan import ConversationJob, message_id
 
 FORMAT = "memstore.ingest-conversation/1"
@@ -271,7 +272,7 @@ def decode_conversation(data: Any, scope: Scope, *, dim: int | None = None, embe
         raise PreparedConversationError(f"these conversations were embedded with {d.get('embedder')!r}; the store's "
                                 f"embedder is {embedder!r}", hint="prepare them with the store's embedder "
                                 "(memstore ingest --on-ray … --embedder PROVIDER[:MODEL])")
-    now = _when(d["now"], "now") or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = _when(d["now"], "now") or utcnow()
     opts = _obj(d.get("options") or {}, "options", {"slot_supersession"})
     if opts.get("slot_supersession") not in _SLOT_MODES:
         raise _bad("options.slot_supersession", f"{opts.get('slot_supersession')!r} is not a slot_supersession mode")

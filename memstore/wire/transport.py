@@ -22,7 +22,6 @@ import threading
 import time
 from urllib.parse import urlencode, urlsplit
 
-
 # uvicorn closes a keep-alive connection after 5 s idle; a connection idle for less was not closed
 # for idleness, so a write on it that broke is not sent again
 RESEND_IDLE_S = 2.0

@@ -13,6 +13,7 @@ are off.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 CHANNELS = ("semantic", "keyword", "entity")
 FUSION_FEATURES = ("slot", "person", "episode", "time")
@@ -32,7 +33,7 @@ def effective_weights(weights: dict[str, float], channels: Iterable[str]) -> dic
     return out
 
 
-def search_defaults(config: object | None) -> dict[str, object]:
+def search_defaults(config: Any) -> dict[str, object]:
     """A store's search defaults as plain data — its `threshold` and the weight of every signal —
     from a MemoryConfig (None: the library's defaults). A server reports them on /health, so a
     client (the dashboard's Search lab) starts from the settings search() really uses.
@@ -45,6 +46,6 @@ def search_defaults(config: object | None) -> dict[str, object]:
         from memstore.core.config import MemoryConfig
 
         config = MemoryConfig()
-    search = getattr(config, "search")
+    search = config.search
     return {"threshold": getattr(config, "threshold", None),
             "weights": {s: float(getattr(search, f"w_{s}")) for s in SIGNALS}}

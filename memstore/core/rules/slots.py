@@ -17,10 +17,9 @@ True
 """
 from __future__ import annotations
 
-from typing import Any
-
 import re
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["SLOTS", "SlotMatch", "detect_slot", "fulfilled_plans", "holder_key", "is_negated", "plan_key", "question_slot",
            "slot_key", "slot_reranker"]
