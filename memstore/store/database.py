@@ -27,6 +27,7 @@ from memstore.core.errors import (MemstoreError, PipelineStepError, QueryError, 
                              StoreBusyError, StoreWriteError)
 from memstore.store.extensions import extension_file
 from memstore.store.open_errors import check_store_meta, explain_fatal_error
+from memstore.store.write_lock import WriteLock
 from memstore.store.open_files import closed, explain_connect_error, open_count, opened
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
@@ -65,7 +66,7 @@ class Database:
         self._invalidated: str | None = None    # a fatal write error's text: reopen on the next call
         self._con = _connect(self.path, read_only)
         self._local = threading.local()
-        self.write_lock = threading.RLock()
+        self.write_lock = WriteLock()           # writers first: maintenance lets waiting writers in
         self.faults: set[str] = set()          # names of fault points that raise (tests only)
         self.trace: Callable[[str, str, Any, float], None] | None = None
         # the owner's (a Memory's Runtime) copy of the scopes; told of every change it cannot follow

@@ -40,8 +40,13 @@ pass (`wal_held`); the pass checkpoints itself each time a quarter of the memori
 rewrite drops the moved users from the old row groups' min/max, so their searches skip them) and
 at the end; the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
 snapshot before the slice's commit, and a slice changes no content, so the scope cache stays
-valid); writers wait for one slice at most, not the pass; the pass pauses `pause` x a slice's
-duration after each slice so searches keep most of the CPU; memory stays bounded by a slice.
+valid); writers wait for one slice at most, not the pass: the write lock (memstore/store/write_lock.py)
+counts the writers waiting for it and the pass takes it for each slice, checkpoint and record only
+after they got it, and a slice aims at SLICE_S (0.25 s); the last slice's run end is read (by the
+identity of its rows) before the final checkpoint, which no longer runs under the last slice's lock.
+The pass pauses `pause` x a slice's duration after each slice so searches keep most of the CPU;
+memory stays bounded by a slice. DuckDB itself makes a COMMIT wait for a running CHECKPOINT
+(measured, 1.5.5): a checkpoint's length is the floor of an add's wait during a full pass.
 
 >>> next_slice([("a", 3), ("b", 4), ("c", 2)], start=1, budget=6)      # users b..c: one slice
 3
@@ -70,7 +75,8 @@ CHECK_EVERY_S = 60.0
 SMALL_EVERY_S = 1.0             # below min_rows: a count(*) a second at most (an add costs none)
 SLICE_ROWS = 50_000             # memories per slice at most (their postings come along: ~9x as many rows)
 MIN_SLICE_ROWS = 2_000          # a time-bounded slice moves at least this many (each slice scans the tables)
-SLICE_S = 2.0                   # a background slice aims at this many seconds (writers wait for one slice)
+SLICE_S = 0.25                  # a background slice aims at this many seconds (writers wait for one slice at most:
+                                # the pass lets every waiting writer in before each slice and checkpoint)
 TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
 MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
 MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
@@ -100,7 +106,7 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
     only colder). Where the run ends is found again inside the slice's transaction (a checkpoint
     between slices may have renumbered the rows)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
-    with db.write_lock:
+    with db.write_lock.after_writers():     # every writer waiting now goes first
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
             starts = {t: 0 for t in CLUSTERED_TABLES} if run is None else resolve_run(db, run)
@@ -133,8 +139,9 @@ def _follow_files(db: Database, seen: bool) -> None:
 
 def checkpoint_keeping_cache(db: Database) -> None:
     """CHECKPOINT (the emptied row groups go) and record the files as ours: it changes no row.
-    Like a slice's COMMIT it runs under the write lock only, not the scope cache's."""
-    with db.write_lock:
+    Like a slice's COMMIT it runs under the write lock only, not the scope cache's, taken after
+    the writers waiting for it (DuckDB makes a COMMIT wait for a running CHECKPOINT anyway)."""
+    with db.write_lock.after_writers():
         seen = _files_seen(db)
         db.run("queries/admin/checkpoint")
         _follow_files(db, seen)
@@ -206,7 +213,7 @@ def _adopted(db: Database) -> list[Run]:
 
 def _meta_unit(db: Database, runs: list[Run] | None, clustered: int | None) -> None:
     """Record the runs (and the clustered row count) in one write unit that keeps the scope cache."""
-    with db.write_lock:
+    with db.write_lock.after_writers():
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
             if runs is not None:
@@ -310,7 +317,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     named = [(u, n) for u, n in users if u is not None]
     nulls = len(named) < len(users)
     slice_rows = max(1, int(slice_rows))
-    budget = min(slice_rows, max(MIN_SLICE_ROWS, slice_rows // 4)) if slice_s > 0 else slice_rows
+    budget = min(slice_rows, MIN_SLICE_ROWS) if slice_s > 0 else slice_rows     # then grown to slice_s
     longest = 0.0
     done = moved = checkpoints = 0
     start = 0
@@ -326,7 +333,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                 lo = hi = None
                 rows = total - sum(n for _, n in named)
             if (lo is None or end >= len(named)) and not (lo is not None and nulls):
-                held.enter_context(db.write_lock)   # the last slice: no add between it and the run's end
+                held.enter_context(db.write_lock.after_writers())   # the last slice: no add before its end is read
             s = time.perf_counter()
             try:
                 recluster_slice(db, lo, hi, run)
@@ -353,12 +360,14 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             elif pause > 0:
                 time.sleep(pause * took)
         complete = start >= len(named) and not nulls and not lost
+        new_run = mark_end(db) if complete else None    # read before any add lands after the last slice
+        held.close()                    # the checkpoint below lets waiting writers in first
         ck = time.perf_counter()
-        with db.write_lock:             # the new run's end is read after the checkpoint renumbered the rows
-            checkpoint_keeping_cache(db)
-            checkpoint_s = time.perf_counter() - ck
-            if complete:                # (the checkpoint may also have moved the kept runs' ends)
-                _meta_unit(db, [_rebased(db, r) for r in kept] + [mark_end(db)],
+        checkpoint_keeping_cache(db)
+        checkpoint_s = time.perf_counter() - ck
+        if new_run is not None:         # the ends where the checkpoint's vacuum moved them (found by identity)
+            with db.write_lock.after_writers():
+                _meta_unit(db, [_rebased(db, r) for r in kept] + [_rebased(db, new_run)],
                            int(db.scalar("SELECT count(*) FROM memories") or 0))
     return {"mode": mode, "memories": total, "slices": done, "complete": complete, "runs": len(kept) + complete,
             "checkpoints": checkpoints + 1, "longest_slice_s": round(longest, 3),
