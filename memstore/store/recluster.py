@@ -382,6 +382,49 @@ def mark_sorted(db: Database) -> None:
         _meta_unit(db, [mark_end(db)], int(db.scalar("SELECT count(*) FROM memories") or 0))
 
 
+def sorted_import(db: Database) -> "SortedImport":
+    """For an import that writes through the add path in scope order (import_mem0): no background
+    pass starts while it runs, and at its end `record()` records its rows as one more sorted run
+    when the store was empty or sorted before it and no other write came between (else the rows
+    are left to the next pass), so a store imported that way needs a tail pass at most, not a full one."""
+    return SortedImport(db)
+
+
+class SortedImport:
+    """See sorted_import: `with sorted_import(db) as imp: ...; imp.record(n)`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.state = maintenance_for(db)
+
+    def __enter__(self) -> "SortedImport":
+        with self.state.lock:
+            self.state.active += 1          # its commits start no pass (a full one would sort what it is writing)
+            self.eligible = not self.state.running()
+        self.runs = read_runs(self.db)
+        self.before = int(self.db.scalar("SELECT count(*) FROM memories") or 0)
+        tail = tail_rows(self.db, self.runs)
+        self.eligible = self.eligible and (self.before == 0 or tail == 0)
+        return self
+
+    def record(self, imported: int) -> bool:
+        """Record the imported rows as a sorted run (see sorted_import). Returns True if recorded."""
+        if not self.eligible or imported <= 0:
+            return False
+        with self.db.write_lock:
+            total = int(self.db.scalar("SELECT count(*) FROM memories") or 0)
+            if total != self.before + imported or read_runs(self.db) != self.runs:
+                return False                # another write came between: the next pass sorts it
+            _meta_unit(self.db, self.runs + [mark_end(self.db)], total)
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        with self.state.lock:
+            self.state.active -= 1
+        if self.state.min_rows > 0:
+            self.state.count(self.db, force=True)
+
+
 def due(total: int, clustered: int, min_rows: int, share: float, tail_rows: int | None = None) -> bool:
     """Is a re-cluster due: a table of at least min_rows whose unclustered tail passes share (with
     sorted runs recorded, `tail_rows`: the smaller of the two)?
