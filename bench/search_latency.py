@@ -171,6 +171,7 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
     during, during_store, add_wait = [], [], []
     rss_during = 0.0
     done = threading.Event()
+    add_at: list[float] = []
 
     def writer() -> None:        # writes arrive on their own while the pass runs (a server's adds)
         wrng = np.random.default_rng(7)
@@ -179,6 +180,7 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
             m.add(f"w{wrng.integers(0, 2000)} w{wrng.integers(0, 2000)} entity3",
                   user_id=f"user{wrng.integers(0, users)}", infer=False)
             add_wait.append(time.perf_counter() - c)
+            add_at.append(c)
             done.wait(ADD_EVERY_S)
 
     wt = threading.Thread(target=writer, daemon=True) if ADD_EVERY_S > 0 else None
@@ -207,6 +209,7 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
           f"{rss_during:.0f} MiB", flush=True)
     ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     run_out = state.runs[-1] if state.runs else state.error
+    holds = run_out.pop("holds", []) if isinstance(run_out, dict) else []
     print(f"re-cluster (started by the store, no optimize() call): {time.perf_counter() - t:.1f} s "
           f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
           f"whole search() {ms(during) if during else '-'}", flush=True)
@@ -214,6 +217,23 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
         print(f"re-cluster: {len(add_wait)} adds meanwhile (writers wait for a slice): {ms(add_wait)}, "
               f"max {max(add_wait) * 1000:.0f} ms; over 250 ms: {sum(w > 0.25 for w in add_wait)}; "
               f"load average {os.getloadavg()}", flush=True)
+        after = []
+        for i in range(20):     # the same adds with no pass running: what an add costs here anyway
+            c = time.perf_counter()
+            m.add(f"w{i} w{i + 1} entity3", user_id=f"user{rng.integers(0, users)}", infer=False)
+            after.append(time.perf_counter() - c)
+        print(f"re-cluster: 20 adds after the pass (no wait): {ms(after)}, max {max(after) * 1000:.0f} ms", flush=True)
+    if holds:
+        for kind in ("slice", "checkpoint"):
+            h = [x[2] for x in holds if x[0] == kind]
+            if h:
+                print(f"re-cluster: {len(h)} {kind}s held the write lock: {ms(h)}, max {max(h) * 1000:.0f} ms", flush=True)
+        if add_at:
+            worst = sorted(range(len(add_wait)), key=lambda i: -add_wait[i])[:3]
+            for i in worst:         # what the pass held while the slowest adds waited
+                a, b = add_at[i], add_at[i] + add_wait[i]
+                over = [f"{k} {h:.2f}s" for k, s0, h in holds if s0 < b and s0 + h > a]
+                print(f"re-cluster: an add of {add_wait[i] * 1000:.0f} ms overlapped {over or 'no hold of the pass'}")
     return during_store, run_out
 
 
@@ -448,7 +468,14 @@ def main() -> None:
     ap.add_argument("--add-every", type=float, default=0.2, metavar="S",
                     help="during the pass a writer thread adds a memory every S seconds and the add-wait "
                          "p50/p95/max is printed (0: an add every 20 searches from the search loop instead)")
+    ap.add_argument("--checkpoint-share", type=float, default=None, metavar="F",
+                    help="a full pass checkpoints each time this share of the memories moved (0: at its end "
+                         "only; default: memstore.store.recluster.CHECKPOINT_SHARE)")
     args = ap.parse_args()
+    if args.checkpoint_share is not None:
+        import memstore.store.recluster as recluster
+
+        recluster.CHECKPOINT_SHARE = args.checkpoint_share
     global ADD_EVERY_S
     ADD_EVERY_S = args.add_every
     if args.threads:

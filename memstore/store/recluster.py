@@ -80,6 +80,7 @@ SLICE_S = 0.25                  # a background slice aims at this many seconds (
 TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
 MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
 MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
+CHECKPOINT_SHARE = 0.25         # a full pass checkpoints each time this share of the memories moved (0: at its end only)
 RETRY_S = 600.0                 # a pass that failed is not started again before this many seconds
 PASS_THREADS = 1                # DuckDB threads while a background pass runs: searches keep the other cores
                                 # (1M + 25k tail, quiet: p95 during / after 1.5-1.7x on 1 thread, 1.8-2.2x on 2)
@@ -95,7 +96,7 @@ def _slice_sql(name: str, table: str, lo: str | None) -> str:
     return load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*SLICE*/", where)
 
 
-def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None) -> None:
+def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None) -> float:
     """Sort one user range of memories and postings to the end of each table (one transaction):
     the range's rows after `run` (a recorded sorted run: a tail pass), or all of them (None).
 
@@ -104,9 +105,10 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
     no content, so a search reads the same scope on either side of it. The cache records the files
     as the slice left them afterwards (a search that looked in between dropped its copies: correct,
     only colder). Where the run ends is found again inside the slice's transaction (a checkpoint
-    between slices may have renumbered the rows)."""
+    between slices may have renumbered the rows). Returns the seconds it held the write lock."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
     with db.write_lock.after_writers():     # every writer waiting now goes first
+        t0 = time.perf_counter()
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
             starts = {t: 0 for t in CLUSTERED_TABLES} if run is None else resolve_run(db, run)
@@ -119,6 +121,7 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
                 db.run(f"optimize:clear:{table}", dict(p, boundary=boundary),
                        sql=_slice_sql("recluster_clear", table, lo), writes=True)
         _follow_files(db, seen)
+        return time.perf_counter() - t0
 
 
 def _files_seen(db: Database) -> bool:
@@ -137,20 +140,22 @@ def _follow_files(db: Database, seen: bool) -> None:
             db.scope_cache.invalidate()
 
 
-def checkpoint_keeping_cache(db: Database) -> None:
+def checkpoint_keeping_cache(db: Database) -> float:
     """CHECKPOINT (the emptied row groups go) and record the files as ours: it changes no row.
     Like a slice's COMMIT it runs under the write lock only, not the scope cache's, taken after
     the writers waiting for it (DuckDB makes a COMMIT wait for a running CHECKPOINT anyway)."""
     with db.write_lock.after_writers():
+        t0 = time.perf_counter()
         seen = _files_seen(db)
         db.run("queries/admin/checkpoint")
         _follow_files(db, seen)
+        return time.perf_counter() - t0
 
 
 def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float = 0.0,
                    stop: threading.Event | None = None, slice_s: float = 0.0, full: bool = True,
                    max_runs: int = MAX_RUNS, merge_share: float = MERGE_SHARE,
-                   threads: int | None = None) -> dict[str, Any]:
+                   threads: int | None = None, checkpoint_share: float | None = None) -> dict[str, Any]:
     """Sort the store by scope, slice by slice (see the module doc): with `full`, the whole table;
     else only the tail after the recorded runs (or a merge: choose_start). Returns the mode, the
     memories sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0
@@ -160,7 +165,8 @@ def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float =
         state.active += 1               # its own commits start no second pass
     try:
         return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s, full=full,
-                     max_runs=max_runs, merge_share=merge_share, threads=threads)
+                     max_runs=max_runs, merge_share=merge_share, threads=threads,
+                     checkpoint_share=CHECKPOINT_SHARE if checkpoint_share is None else checkpoint_share)
     finally:
         with state.lock:
             state.active -= 1
@@ -290,7 +296,7 @@ def threads_held(db: Database, threads: int | None) -> Iterator[None]:
 
 def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None,
           slice_s: float, full: bool, max_runs: int, merge_share: float, threads: int | None = None,
-          checkpoint_share: float = 0.25) -> dict[str, Any]:
+          checkpoint_share: float = CHECKPOINT_SHARE) -> dict[str, Any]:
     """The pass (see recluster_pass). A full pass CHECKPOINTs each time `checkpoint_share` of the
     memories moved: it rewrites the old row groups without the moved rows, so their min/max no
     longer cover the moved users (a search of a moved user skips them: in the bench, searches during
@@ -319,6 +325,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     slice_rows = max(1, int(slice_rows))
     budget = min(slice_rows, MIN_SLICE_ROWS) if slice_s > 0 else slice_rows     # then grown to slice_s
     longest = 0.0
+    holds: list[tuple[str, float, float]] = []     # (what, time.perf_counter() at its start, seconds it held the lock)
     done = moved = checkpoints = 0
     start = 0
     lost = False
@@ -336,7 +343,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                 held.enter_context(db.write_lock.after_writers())   # the last slice: no add before its end is read
             s = time.perf_counter()
             try:
-                recluster_slice(db, lo, hi, run)
+                holds.append(("slice", s, recluster_slice(db, lo, hi, run)))
             except RunLost:
                 lost = True
                 break
@@ -352,7 +359,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             if start >= len(named) and not nulls:
                 break
             if level == 0 and checkpoint_share > 0 and moved >= checkpoint_share * total and start < len(named):
-                checkpoint_keeping_cache(db)    # the moved users' rows leave the old row groups' min/max:
+                c = time.perf_counter()         # the moved users' rows leave the old row groups' min/max:
+                holds.append(("checkpoint", c, checkpoint_keeping_cache(db)))
                 moved = 0                       # their searches skip those row groups from now on
                 checkpoints += 1
             if pause > 0 and stop is not None:
@@ -363,7 +371,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
         new_run = mark_end(db) if complete else None    # read before any add lands after the last slice
         held.close()                    # the checkpoint below lets waiting writers in first
         ck = time.perf_counter()
-        checkpoint_keeping_cache(db)
+        holds.append(("checkpoint", ck, checkpoint_keeping_cache(db)))
         checkpoint_s = time.perf_counter() - ck
         if new_run is not None:         # the ends where the checkpoint's vacuum moved them (found by identity)
             with db.write_lock.after_writers():
@@ -371,7 +379,10 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                            int(db.scalar("SELECT count(*) FROM memories") or 0))
     return {"mode": mode, "memories": total, "slices": done, "complete": complete, "runs": len(kept) + complete,
             "checkpoints": checkpoints + 1, "longest_slice_s": round(longest, 3),
-            "checkpoint_s": round(checkpoint_s, 3), "seconds": round(time.perf_counter() - t0, 3)}
+            "checkpoint_s": round(checkpoint_s, 3), "seconds": round(time.perf_counter() - t0, 3),
+            "longest_hold_s": {k: round(max((h for w, _, h in holds if w == k), default=0.0), 3)
+                               for k in ("slice", "checkpoint")},
+            "holds": holds}
 
 
 def mark_sorted(db: Database) -> None:
@@ -530,7 +541,7 @@ class Maintenance:
                                  merge_share=self.merge_share, threads=self.threads)
             self.runs.append(out)
             self.count(db, force=True)
-            log.info("re-cluster of %s: %s", db.path, out)
+            log.info("re-cluster of %s: %s", db.path, {k: v for k, v in out.items() if k != "holds"})
         except BaseException as exc:  # noqa: BLE001 - a background maintenance step must not crash anything
             self.error = exc
             self.failed_at = time.monotonic()
