@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
+from memstore.store.cluster_runs import read_runs
 from memstore.store.recluster import recluster_pass
 from memstore.store.write_lock import WriteLock
 from tests.test_recluster_slices import _fill, _open, _state, _user_order
@@ -70,4 +71,9 @@ def test_an_add_during_a_pass_is_admitted_before_the_next_slice(store_path):
     ids, _, _, results = _state(m)                       # nothing lost, nothing doubled, ranking unchanged
     assert results == before[3] and len(ids) == len(set(ids)) == len(before[0]) + 1
     assert _user_order(m) == sorted(_user_order(m))
+    # the add landed between slices, inside the sorted run: the pass moved it behind the run's end
+    end = read_runs(db)[-1]["memories"]["end"]
+    in_run = [r[0] for r in db.rows("x", sql=f"SELECT user_id FROM memories WHERE rowid < {end} ORDER BY rowid")]
+    assert in_run == sorted(in_run) and "writer" not in in_run
+    assert db.scalar(f"SELECT count(*) FROM memories WHERE rowid >= {end} AND user_id = 'writer'") == 1
     m.close()

@@ -36,9 +36,9 @@ of slice phases and searches): not on the copy statements but on the COMMIT. Duc
 at a COMMIT once the WAL passes 16 MiB; after a slice every row group is partly deleted and the
 checkpoint rewrites them (3-80 s, at every slice, again for the same row groups); and the COMMIT
 held the scope cache's lock, which every search takes. So: no automatic checkpoint during the
-pass (`wal_held`); the pass checkpoints itself each time a quarter of the memories moved (the
-rewrite drops the moved users from the old row groups' min/max, so their searches skip them) and
-at the end; the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
+pass (`wal_held`); the pass checkpoints itself each time CHECKPOINT_SHARE of the memories moved,
+without vacuum (`vacuum_held`: a checkpoint then only writes the moved rows, and DuckDB holds every
+COMMIT back while a CHECKPOINT runs), and at the end with vacuum (the emptied row groups go); the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
 snapshot before the slice's commit, and a slice changes no content, so the scope cache stays
 valid); writers wait for one slice at most, not the pass: the write lock (memstore/store/write_lock.py)
 counts the writers waiting for it and the pass takes it for each slice, checkpoint and record only
@@ -80,7 +80,8 @@ SLICE_S = 0.25                  # a background slice aims at this many seconds (
 TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
 MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
 MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
-CHECKPOINT_SHARE = 0.25         # a full pass checkpoints each time this share of the memories moved (0: at its end only)
+CHECKPOINT_SHARE = 0.1          # a full pass checkpoints each time this share of the memories moved (0: at its end only):
+                                # without vacuum (vacuum_held) each writes only the rows moved since the last
 RETRY_S = 600.0                 # a pass that failed is not started again before this many seconds
 PASS_THREADS = 1                # DuckDB threads while a background pass runs: searches keep the other cores
                                 # (1M + 25k tail, quiet: p95 during / after 1.5-1.7x on 1 thread, 1.8-2.2x on 2)
@@ -96,7 +97,8 @@ def _slice_sql(name: str, table: str, lo: str | None) -> str:
     return load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*SLICE*/", where)
 
 
-def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None) -> float:
+def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None,
+                    strays: dict[str, Any] | None = None) -> float:
     """Sort one user range of memories and postings to the end of each table (one transaction):
     the range's rows after `run` (a recorded sorted run: a tail pass), or all of them (None).
 
@@ -105,7 +107,9 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
     no content, so a search reads the same scope on either side of it. The cache records the files
     as the slice left them afterwards (a search that looked in between dropped its copies: correct,
     only colder). Where the run ends is found again inside the slice's transaction (a checkpoint
-    between slices may have renumbered the rows). Returns the seconds it held the write lock."""
+    between slices may have renumbered the rows). Returns the seconds it held the write lock.
+    `strays` (the pass's): per table, the row-id end the slice before left and the ranges other
+    writers appended since (see _move_strays)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
     with db.write_lock.after_writers():     # every writer waiting now goes first
         t0 = time.perf_counter()
@@ -117,11 +121,47 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
             for table in CLUSTERED_TABLES:
                 p = dict(params, start=starts[table])
                 boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
+                if strays is not None:
+                    track = strays.setdefault(table, {"end": None, "gaps": []})
+                    if track["end"] is not None and boundary > track["end"]:
+                        track["gaps"].append((int(track["end"]), int(boundary)))
                 db.run(f"optimize:refill:{table}", p, sql=_slice_sql("recluster_copy", table, lo), writes=True)
                 db.run(f"optimize:clear:{table}", dict(p, boundary=boundary),
                        sql=_slice_sql("recluster_clear", table, lo), writes=True)
         _follow_files(db, seen)
+        if strays is not None:          # where this slice's copies end (no vacuum in the pass: stable)
+            for table in CLUSTERED_TABLES:
+                strays[table]["end"] = int(db.scalar(_slice_sql("recluster_boundary", table, lo)) or 0)
         return time.perf_counter() - t0
+
+
+def _move_strays(db: Database, strays: dict[str, Any]) -> dict[str, int] | None:
+    """Move the rows other writers added between the pass's slices (they landed inside the sorted
+    run, each in a row group of sorted users whose min/max it widens to its own user, so a search
+    of any user between reads that row group too) behind the run's end, sorted: they are the
+    store's tail, sorted by the next tail pass. Returns each table's run end (before the moved
+    rows), None when no writer came between slices. Call holding the write lock, after the last
+    slice (no vacuum ran since the gaps were recorded: their row ids still hold)."""
+    if not any(t.get("gaps") for t in strays.values()):
+        return None
+    ends: dict[str, int] = {}
+    seen = _files_seen(db)
+    with write_unit(db, "optimize", keeps_cache=True):
+        for table in CLUSTERED_TABLES:
+            ends[table] = int(db.scalar(_slice_sql("recluster_boundary", table, "")) or 0)
+            gaps = strays.get(table, {}).get("gaps") or []
+            if not gaps:
+                continue
+            rows = " OR ".join(f"rowid >= $a{i} AND rowid < $b{i}" for i in range(len(gaps)))
+            params: dict[str, Any] = {}
+            for i, (a, b) in enumerate(gaps):
+                params[f"a{i}"], params[f"b{i}"] = a, b
+            for name in ("recluster_move_rows", "recluster_clear_rows"):
+                sql = load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*ROWS*/", rows)
+                db.run(f"optimize:{name}:{table}", params | ({"boundary": ends[table]} if "clear" in name else {}),
+                       sql=sql, writes=True)
+    _follow_files(db, seen)
+    return ends
 
 
 def _files_seen(db: Database) -> bool:
@@ -278,6 +318,21 @@ def wal_held(db: Database) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def vacuum_held(db: Database) -> Iterator[None]:
+    """No vacuum at the pass's own checkpoints while it moves rows (sql/queries/admin/recluster_hold_vacuum.sql):
+    each of them then writes only the rows moved since the last one, so the COMMITs DuckDB holds
+    back meanwhile wait for a fraction of a second, not for a rewrite of every row group. The
+    setting is back (also on error or stop) for the pass's last checkpoint."""
+    before = int(db.scalar("SELECT current_setting('max_vacuum_tasks')"))
+    sql = load_sql("queries/admin/recluster_hold_vacuum")
+    db.run("queries/admin/recluster_hold_vacuum", sql=sql.replace("/*TASKS*/", "0"))
+    try:
+        yield
+    finally:
+        db.run("queries/admin/recluster_hold_vacuum", sql=sql.replace("/*TASKS*/", str(before)))
+
+
+@contextlib.contextmanager
 def threads_held(db: Database, threads: int | None) -> Iterator[None]:
     """DuckDB runs on `threads` worker threads while the pass runs (None: as configured), the old
     setting back after (also on error or stop)."""
@@ -298,10 +353,12 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
           slice_s: float, full: bool, max_runs: int, merge_share: float, threads: int | None = None,
           checkpoint_share: float = CHECKPOINT_SHARE) -> dict[str, Any]:
     """The pass (see recluster_pass). A full pass CHECKPOINTs each time `checkpoint_share` of the
-    memories moved: it rewrites the old row groups without the moved rows, so their min/max no
-    longer cover the moved users (a search of a moved user skips them: in the bench, searches during
-    the pass got cheaper as it went), at the cost of rewriting what is left each time. A tail pass
-    checkpoints once, at its end (its rows are a fraction of the table)."""
+    memories moved, without vacuum (vacuum_held): each checkpoint writes the rows moved since the
+    last one and bounds the WAL, and DuckDB holds COMMITs back for that short write only. (With
+    vacuum, as before, each checkpoint also rewrote every partly deleted row group, so the moved
+    users left the old row groups' min/max and searches during the pass got cheaper as it went,
+    but adds waited 5-10 s at each checkpoint at 100k on a loaded machine.) The last checkpoint
+    vacuums: the row groups the pass emptied are dropped. A tail pass checkpoints once, at its end."""
     t0 = time.perf_counter()
     runs = read_runs(db)
     if not runs and not full:
@@ -326,10 +383,13 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     budget = min(slice_rows, MIN_SLICE_ROWS) if slice_s > 0 else slice_rows     # then grown to slice_s
     longest = 0.0
     holds: list[tuple[str, float, float]] = []     # (what, time.perf_counter() at its start, seconds it held the lock)
+    strays: dict[str, Any] = {}                     # rows other writers added between slices (_move_strays)
     done = moved = checkpoints = 0
     start = 0
     lost = False
     with wal_held(db), threads_held(db, threads), contextlib.ExitStack() as held:
+        vacuum = held.enter_context(contextlib.ExitStack())
+        vacuum.enter_context(vacuum_held(db))
         while start < len(named) or nulls:
             if stop is not None and stop.is_set():
                 break
@@ -343,7 +403,7 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                 held.enter_context(db.write_lock.after_writers())   # the last slice: no add before its end is read
             s = time.perf_counter()
             try:
-                holds.append(("slice", s, recluster_slice(db, lo, hi, run)))
+                holds.append(("slice", s, recluster_slice(db, lo, hi, run, strays)))
             except RunLost:
                 lost = True
                 break
@@ -368,7 +428,11 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             elif pause > 0:
                 time.sleep(pause * took)
         complete = start >= len(named) and not nulls and not lost
-        new_run = mark_end(db) if complete else None    # read before any add lands after the last slice
+        if complete:                    # still under the last slice's lock: no add before the run's end is read
+            new_run = mark_end(db, _move_strays(db, strays))
+        else:
+            new_run = None
+        vacuum.close()                  # the last checkpoint vacuums (drops the row groups the pass emptied)
         held.close()                    # the checkpoint below lets waiting writers in first
         ck = time.perf_counter()
         holds.append(("checkpoint", ck, checkpoint_keeping_cache(db)))
