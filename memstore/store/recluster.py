@@ -44,6 +44,10 @@ valid); writers wait for one slice at most, not the pass: the write lock (memsto
 counts the writers waiting for it and the pass takes it for each slice, checkpoint and record only
 after they got it, and a slice aims at SLICE_S (0.25 s); the last slice's run end is read (by the
 identity of its rows) before the final checkpoint, which no longer runs under the last slice's lock.
+Rows other writers add between two slices land inside the sorted run, each in a row group of
+sorted users whose min/max it widens to its own user (a search of any user in between then reads
+that row group too): the pass records where they landed and, under the last slice's lock, moves
+them behind the run's end (_move_strays), where the next tail pass sorts them.
 The pass pauses `pause` x a slice's duration after each slice so searches keep most of the CPU;
 memory stays bounded by a slice. DuckDB itself makes a COMMIT wait for a running CHECKPOINT
 (measured, 1.5.5): a checkpoint's length is the floor of an add's wait during a full pass.
