@@ -32,6 +32,7 @@ import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from memstore.retrieval.search import candidate_table
 
 EXTRA_CONFIG: dict = {}     # --threads N: {"threads": N} for every Memory opened here
 PASS_THREADS = 0            # --pass-threads N: DuckDB threads while the --tail run's pass runs (0: the store's)
+ADD_EVERY_S = 0.2           # --add-every S: a writer thread adds a memory every S seconds during the pass (0: none)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -167,6 +169,22 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
     the pass's and the RSS reached meanwhile. Returns the store-side times and the pass's result."""
     during, during_store, add_wait = [], [], []
     rss_during = 0.0
+    done = threading.Event()
+    add_at: list[float] = []
+
+    def writer() -> None:        # writes arrive on their own while the pass runs (a server's adds)
+        wrng = np.random.default_rng(7)
+        while not done.is_set() and state.running():
+            c = time.perf_counter()
+            m.add(f"w{wrng.integers(0, 2000)} w{wrng.integers(0, 2000)} entity3",
+                  user_id=f"user{wrng.integers(0, users)}", infer=False)
+            add_wait.append(time.perf_counter() - c)
+            add_at.append(c)
+            done.wait(ADD_EVERY_S)
+
+    wt = threading.Thread(target=writer, daemon=True) if ADD_EVERY_S > 0 else None
+    if wt is not None:
+        wt.start()
     while state.running():
         timings: dict[str, float] = {}
         candidate_table(m._rt, _query(rng), filters={"user_id": f"user{rng.integers(0, users)}"}, limit=20,
@@ -176,23 +194,45 @@ def during_pass(m: Memory, state, rng: np.random.Generator, users: int, t: float
         m.search(_query(rng), user_id=f"user{rng.integers(0, users)}", top_k=20)
         during.append(time.perf_counter() - c)
         rss_during = max(rss_during, rss_mib()[0])
-        if len(during) % 20 == 0:    # an add now and then: writers wait for one slice at most
+        if wt is None and len(during) % 20 == 0:    # an add now and then: writers wait for one slice at most
             c = time.perf_counter()
             m.add(f"w{rng.integers(0, 2000)} w{rng.integers(0, 2000)} entity3", user_id=f"user{rng.integers(0, users)}",
                   infer=False)
             add_wait.append(time.perf_counter() - c)
     state.wait()
+    done.set()
+    if wt is not None:
+        wt.join()
     cur, peak = rss_mib()
     print(f"after the re-cluster: RSS now {cur:.0f} MiB, peak so far {peak:.0f} MiB; RSS during the pass up to "
           f"{rss_during:.0f} MiB", flush=True)
     ms = lambda v: f"p50 {pct(v, .5) * 1000:.1f} ms, p95 {pct(v, .95) * 1000:.1f} ms"  # noqa: E731
     run_out = state.runs[-1] if state.runs else state.error
+    holds = run_out.pop("holds", []) if isinstance(run_out, dict) else []
     print(f"re-cluster (started by the store, no optimize() call): {time.perf_counter() - t:.1f} s "
           f"({run_out}); {len(during)} searches ran meanwhile: store side {ms(during_store) if during else '-'}, "
           f"whole search() {ms(during) if during else '-'}", flush=True)
     if add_wait:
         print(f"re-cluster: {len(add_wait)} adds meanwhile (writers wait for a slice): {ms(add_wait)}, "
-              f"max {max(add_wait) * 1000:.0f} ms; load average {os.getloadavg()}", flush=True)
+              f"max {max(add_wait) * 1000:.0f} ms; over 250 ms: {sum(w > 0.25 for w in add_wait)}; "
+              f"load average {os.getloadavg()}", flush=True)
+        after = []
+        for i in range(20):     # the same adds with no pass running: what an add costs here anyway
+            c = time.perf_counter()
+            m.add(f"w{i} w{i + 1} entity3", user_id=f"user{rng.integers(0, users)}", infer=False)
+            after.append(time.perf_counter() - c)
+        print(f"re-cluster: 20 adds after the pass (no wait): {ms(after)}, max {max(after) * 1000:.0f} ms", flush=True)
+    if holds:
+        for kind in ("slice", "checkpoint"):
+            h = [x[2] for x in holds if x[0] == kind]
+            if h:
+                print(f"re-cluster: {len(h)} {kind}s held the write lock: {ms(h)}, max {max(h) * 1000:.0f} ms", flush=True)
+        if add_at:
+            worst = sorted(range(len(add_wait)), key=lambda i: -add_wait[i])[:3]
+            for i in worst:         # what the pass held while the slowest adds waited
+                a, b = add_at[i], add_at[i] + add_wait[i]
+                over = [f"{k} {h:.2f}s" for k, s0, h in holds if s0 < b and s0 + h > a]
+                print(f"re-cluster: an add of {add_wait[i] * 1000:.0f} ms overlapped {over or 'no hold of the pass'}")
     return during_store, run_out
 
 
@@ -425,7 +465,19 @@ def main() -> None:
                     help="with --tail: DuckDB threads while the pass runs (Maintenance.threads; 0: unchanged)")
     ap.add_argument("--threads", type=int, default=0, metavar="N",
                     help="DuckDB threads (config key `threads`; 0: the config's default)")
+    ap.add_argument("--add-every", type=float, default=0.2, metavar="S",
+                    help="during the pass a writer thread adds a memory every S seconds and the add-wait "
+                         "p50/p95/max is printed (0: an add every 20 searches from the search loop instead)")
+    ap.add_argument("--checkpoint-share", type=float, default=None, metavar="F",
+                    help="a full pass checkpoints each time this share of the memories moved (0: at its end "
+                         "only; default: memstore.store.recluster.CHECKPOINT_SHARE)")
     args = ap.parse_args()
+    if args.checkpoint_share is not None:
+        import memstore.store.recluster as recluster
+
+        recluster.CHECKPOINT_SHARE = args.checkpoint_share
+    global ADD_EVERY_S
+    ADD_EVERY_S = args.add_every
     if args.threads:
         EXTRA_CONFIG["threads"] = args.threads
     global PASS_THREADS

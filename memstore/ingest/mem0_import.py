@@ -38,6 +38,7 @@ from memstore.core.rules.slots import detect_slot
 from memstore.core.timeutil import TimeParseError, parse_time, utcnow
 from memstore.pipeline.add import commit
 from memstore.store.history import keeps_history
+from memstore.store.recluster import sorted_import
 from memstore.store.writer import BatchedWriter
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def import_mem0(rt: Runtime, qdrant_path: str | os.PathLike, *, collection: str 
         report.vectors = "kept" if use_vectors else (f"re-embedded: mem0's vectors are {dim}-d, this store's "
                                                      f"embedder {rt.db.dim}-d")
     seen_ids: set[str] = set()
-    chunk: list[_Planned] = []
+    planned_all: list[_Planned] = []
     for pid, payload, vec in points:
         report.read += 1
         if pid in seen_ids:
@@ -227,17 +228,31 @@ def import_mem0(rt: Runtime, qdrant_path: str | os.PathLike, *, collection: str 
         if isinstance(planned, str):
             report.skip(pid, planned)
             continue
-        chunk.append(planned)
-        if len(chunk) >= batch_size:
-            _write_chunk(rt, chunk, hist, report)
-            chunk = []
-    if chunk:
-        _write_chunk(rt, chunk, hist, report)
+        planned_all.append(planned)
+    # written in scope order, as the re-cluster sorts (memstore/store/recluster.py): the rows form
+    # one more sorted run, not a tail in append order that a full pass must rewrite
+    planned_all.sort(key=lambda p: _scope_order(p.scope))
+    with sorted_import(rt.db) as imp:
+        before = report.imported
+        for i in range(0, len(planned_all), batch_size):
+            _write_chunk(rt, planned_all[i:i + batch_size], hist, report)
+        imp.record(report.imported - before)
     orphans = sum(len(v) for k, v in hist.items() if k not in seen_ids)
     if orphans:
         report.history_skipped_by_reason["memory no longer in the mem0 store (its scope is unknown)"] += orphans
     report.seconds = time.perf_counter() - t0
     return report.to_dict()
+
+
+def _scope_order(scope: Scope) -> tuple[Any, ...]:
+    """The re-cluster's order (user_id, agent_id, run_id, NULLS LAST; strings by code point = DuckDB's
+    byte order of UTF-8).
+
+    >>> [(s.user_id, s.agent_id) for s in sorted([Scope("b"), Scope(None, "a"), Scope("a"), Scope("a", "x")],
+    ...                                           key=_scope_order)]
+    [('a', 'x'), ('a', None), ('b', None), (None, 'a')]
+    """
+    return tuple(x for v in (scope.user_id, scope.agent_id, scope.run_id) for x in (v is None, v or ""))
 
 
 def _write_chunk(rt: Runtime, chunk: list[_Planned], hist: dict[str, list[dict[str, Any]]],

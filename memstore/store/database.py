@@ -39,6 +39,7 @@ from memstore.store.reopen_gate import ReopenGate, busy, stale
 from memstore.store.scope_cache import ScopeCache
 from memstore.store.scratch import Scratch
 from memstore.store.sqlfiles import load_sql, migration_files
+from memstore.store.write_lock import WriteLock
 from memstore.store.write_values import ARROW_FLOATS as _ARROW_FLOATS  # tests lower it
 from memstore.store.write_values import insert_shape, param_column, vector_array
 
@@ -73,7 +74,7 @@ class Database:
         self._invalidated: str | None = None    # a fatal write error's text: reopen on the next call
         self._con = _connect(self.path, read_only)
         self._local = threading.local()
-        self.write_lock = threading.RLock()
+        self.write_lock = WriteLock()           # writers first: maintenance lets waiting writers in
         self.gate = ReopenGate()              # reads (which skip the write lock) never meet a reopen
         # explicit transactions open now, by thread: {thread id: (step, since)} (a busy CHECKPOINT names them)
         self.open_transactions: dict[int, tuple[str, float]] = {}

@@ -36,12 +36,21 @@ of slice phases and searches): not on the copy statements but on the COMMIT. Duc
 at a COMMIT once the WAL passes 16 MiB; after a slice every row group is partly deleted and the
 checkpoint rewrites them (3-80 s, at every slice, again for the same row groups); and the COMMIT
 held the scope cache's lock, which every search takes. So: no automatic checkpoint during the
-pass (`wal_held`); the pass checkpoints itself each time a quarter of the memories moved (the
-rewrite drops the moved users from the old row groups' min/max, so their searches skip them) and
-at the end; the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
+pass (`wal_held`); the pass checkpoints itself each time CHECKPOINT_SHARE of the memories moved,
+without vacuum (`vacuum_held`: a checkpoint then only writes the moved rows, and DuckDB holds every
+COMMIT back while a CHECKPOINT runs), and at the end with vacuum (the emptied row groups go); the COMMITs and CHECKPOINTs run under the write lock only. Readers never wait (MVCC: they read the
 snapshot before the slice's commit, and a slice changes no content, so the scope cache stays
-valid); writers wait for one slice at most, not the pass; the pass pauses `pause` x a slice's
-duration after each slice so searches keep most of the CPU; memory stays bounded by a slice.
+valid); writers wait for one slice at most, not the pass: the write lock (memstore/store/write_lock.py)
+counts the writers waiting for it and the pass takes it for each slice, checkpoint and record only
+after they got it, and a slice aims at SLICE_S (0.25 s); the last slice's run end is read (by the
+identity of its rows) before the final checkpoint, which no longer runs under the last slice's lock.
+Rows other writers add between two slices land inside the sorted run, each in a row group of
+sorted users whose min/max it widens to its own user (a search of any user in between then reads
+that row group too): the pass records where they landed and, under the last slice's lock, moves
+them behind the run's end (_move_strays), where the next tail pass sorts them.
+The pass pauses `pause` x a slice's duration after each slice so searches keep most of the CPU;
+memory stays bounded by a slice. DuckDB itself makes a COMMIT wait for a running CHECKPOINT
+(measured, 1.5.5): a checkpoint's length is the floor of an add's wait during a full pass.
 
 >>> next_slice([("a", 3), ("b", 4), ("c", 2)], start=1, budget=6)      # users b..c: one slice
 3
@@ -71,10 +80,13 @@ CHECK_EVERY_S = 60.0
 SMALL_EVERY_S = 1.0             # below min_rows: a count(*) a second at most (an add costs none)
 SLICE_ROWS = 50_000             # memories per slice at most (their postings come along: ~9x as many rows)
 MIN_SLICE_ROWS = 2_000          # a time-bounded slice moves at least this many (each slice scans the tables)
-SLICE_S = 2.0                   # a background slice aims at this many seconds (writers wait for one slice)
+SLICE_S = 0.25                  # a background slice aims at this many seconds (writers wait for one slice at most:
+                                # the pass lets every waiting writer in before each slice and checkpoint)
 TAIL_ROWS = 20_000              # a sorted store starts a tail pass once this many memories were appended (at most)
 MAX_RUNS = 8                    # sorted runs before the next pass merges the later ones (choose_start)
 MERGE_SHARE = 0.5               # ... or rewrites the whole table when those hold more than this share of it
+CHECKPOINT_SHARE = 0.1          # a full pass checkpoints each time this share of the memories moved (0: at its end only):
+                                # without vacuum (vacuum_held) each writes only the rows moved since the last
 RETRY_S = 600.0                 # a pass that failed is not started again before this many seconds
 PASS_THREADS = 1                # DuckDB threads while a background pass runs: searches keep the other cores
                                 # (1M + 25k tail, quiet: p95 during / after 1.5-1.7x on 1 thread, 1.8-2.2x on 2)
@@ -90,7 +102,8 @@ def _slice_sql(name: str, table: str, lo: str | None) -> str:
     return load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*SLICE*/", where)
 
 
-def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None) -> None:
+def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | None = None,
+                    strays: dict[str, Any] | None = None) -> float:
     """Sort one user range of memories and postings to the end of each table (one transaction):
     the range's rows after `run` (a recorded sorted run: a tail pass), or all of them (None).
 
@@ -99,9 +112,12 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
     no content, so a search reads the same scope on either side of it. The cache records the files
     as the slice left them afterwards (a search that looked in between dropped its copies: correct,
     only colder). Where the run ends is found again inside the slice's transaction (a checkpoint
-    between slices may have renumbered the rows)."""
+    between slices may have renumbered the rows). Returns the seconds it held the write lock.
+    `strays` (the pass's): per table, the row-id end the slice before left and the ranges other
+    writers appended since (see _move_strays)."""
     params = {} if lo is None else {"lo": lo, "hi": hi}
-    with db.write_lock:
+    with db.write_lock.after_writers():     # every writer waiting now goes first
+        t0 = time.perf_counter()
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
             starts = {t: 0 for t in CLUSTERED_TABLES} if run is None else resolve_run(db, run)
@@ -110,10 +126,47 @@ def recluster_slice(db: Database, lo: str | None, hi: str | None, run: Run | Non
             for table in CLUSTERED_TABLES:
                 p = dict(params, start=starts[table])
                 boundary = db.scalar(_slice_sql("recluster_boundary", table, lo))
+                if strays is not None:
+                    track = strays.setdefault(table, {"end": None, "gaps": []})
+                    if track["end"] is not None and boundary > track["end"]:
+                        track["gaps"].append((int(track["end"]), int(boundary)))
                 db.run(f"optimize:refill:{table}", p, sql=_slice_sql("recluster_copy", table, lo), writes=True)
                 db.run(f"optimize:clear:{table}", dict(p, boundary=boundary),
                        sql=_slice_sql("recluster_clear", table, lo), writes=True)
         _follow_files(db, seen)
+        if strays is not None:          # where this slice's copies end (no vacuum in the pass: stable)
+            for table in CLUSTERED_TABLES:
+                strays[table]["end"] = int(db.scalar(_slice_sql("recluster_boundary", table, lo)) or 0)
+        return time.perf_counter() - t0
+
+
+def _move_strays(db: Database, strays: dict[str, Any]) -> dict[str, int] | None:
+    """Move the rows other writers added between the pass's slices (they landed inside the sorted
+    run, each in a row group of sorted users whose min/max it widens to its own user, so a search
+    of any user between reads that row group too) behind the run's end, sorted: they are the
+    store's tail, sorted by the next tail pass. Returns each table's run end (before the moved
+    rows), None when no writer came between slices. Call holding the write lock, after the last
+    slice (no vacuum ran since the gaps were recorded: their row ids still hold)."""
+    if not any(t.get("gaps") for t in strays.values()):
+        return None
+    ends: dict[str, int] = {}
+    seen = _files_seen(db)
+    with write_unit(db, "optimize", keeps_cache=True):
+        for table in CLUSTERED_TABLES:
+            ends[table] = int(db.scalar(_slice_sql("recluster_boundary", table, "")) or 0)
+            gaps = strays.get(table, {}).get("gaps") or []
+            if not gaps:
+                continue
+            rows = " OR ".join(f"rowid >= $a{i} AND rowid < $b{i}" for i in range(len(gaps)))
+            params: dict[str, Any] = {}
+            for i, (a, b) in enumerate(gaps):
+                params[f"a{i}"], params[f"b{i}"] = a, b
+            for name in ("recluster_move_rows", "recluster_clear_rows"):
+                sql = load_sql(f"queries/admin/{name}").replace("/*TABLE*/", sql_ident(table)).replace("/*ROWS*/", rows)
+                db.run(f"optimize:{name}:{table}", params | ({"boundary": ends[table]} if "clear" in name else {}),
+                       sql=sql, writes=True)
+    _follow_files(db, seen)
+    return ends
 
 
 def _files_seen(db: Database) -> bool:
@@ -132,19 +185,22 @@ def _follow_files(db: Database, seen: bool) -> None:
             db.scope_cache.invalidate()
 
 
-def checkpoint_keeping_cache(db: Database) -> None:
+def checkpoint_keeping_cache(db: Database) -> float:
     """CHECKPOINT (the emptied row groups go) and record the files as ours: it changes no row.
-    Like a slice's COMMIT it runs under the write lock only, not the scope cache's."""
-    with db.write_lock:
+    Like a slice's COMMIT it runs under the write lock only, not the scope cache's, taken after
+    the writers waiting for it (DuckDB makes a COMMIT wait for a running CHECKPOINT anyway)."""
+    with db.write_lock.after_writers():
+        t0 = time.perf_counter()
         seen = _files_seen(db)
         db.run("queries/admin/checkpoint")
         _follow_files(db, seen)
+        return time.perf_counter() - t0
 
 
 def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float = 0.0,
                    stop: threading.Event | None = None, slice_s: float = 0.0, full: bool = True,
                    max_runs: int = MAX_RUNS, merge_share: float = MERGE_SHARE,
-                   threads: int | None = None) -> dict[str, Any]:
+                   threads: int | None = None, checkpoint_share: float | None = None) -> dict[str, Any]:
     """Sort the store by scope, slice by slice (see the module doc): with `full`, the whole table;
     else only the tail after the recorded runs (or a merge: choose_start). Returns the mode, the
     memories sorted, the slices, the longest slice's seconds and the pass's seconds. `slice_s` > 0
@@ -154,7 +210,8 @@ def recluster_pass(db: Database, *, slice_rows: int = SLICE_ROWS, pause: float =
         state.active += 1               # its own commits start no second pass
     try:
         return _pass(db, slice_rows=slice_rows, pause=pause, stop=stop, slice_s=slice_s, full=full,
-                     max_runs=max_runs, merge_share=merge_share, threads=threads)
+                     max_runs=max_runs, merge_share=merge_share, threads=threads,
+                     checkpoint_share=CHECKPOINT_SHARE if checkpoint_share is None else checkpoint_share)
     finally:
         with state.lock:
             state.active -= 1
@@ -207,7 +264,7 @@ def _adopted(db: Database) -> list[Run]:
 
 def _meta_unit(db: Database, runs: list[Run] | None, clustered: int | None) -> None:
     """Record the runs (and the clustered row count) in one write unit that keeps the scope cache."""
-    with db.write_lock:
+    with db.write_lock.after_writers():
         seen = _files_seen(db)
         with write_unit(db, "optimize", keeps_cache=True):
             if runs is not None:
@@ -266,6 +323,21 @@ def wal_held(db: Database) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def vacuum_held(db: Database) -> Iterator[None]:
+    """No vacuum at the pass's own checkpoints while it moves rows (sql/queries/admin/recluster_hold_vacuum.sql):
+    each of them then writes only the rows moved since the last one, so the COMMITs DuckDB holds
+    back meanwhile wait for a fraction of a second, not for a rewrite of every row group. The
+    setting is back (also on error or stop) for the pass's last checkpoint."""
+    before = int(db.scalar("SELECT current_setting('max_vacuum_tasks')"))
+    sql = load_sql("queries/admin/recluster_hold_vacuum")
+    db.run("queries/admin/recluster_hold_vacuum", sql=sql.replace("/*TASKS*/", "0"))
+    try:
+        yield
+    finally:
+        db.run("queries/admin/recluster_hold_vacuum", sql=sql.replace("/*TASKS*/", str(before)))
+
+
+@contextlib.contextmanager
 def threads_held(db: Database, threads: int | None) -> Iterator[None]:
     """DuckDB runs on `threads` worker threads while the pass runs (None: as configured), the old
     setting back after (also on error or stop)."""
@@ -284,12 +356,14 @@ def threads_held(db: Database, threads: int | None) -> Iterator[None]:
 
 def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event | None,
           slice_s: float, full: bool, max_runs: int, merge_share: float, threads: int | None = None,
-          checkpoint_share: float = 0.25) -> dict[str, Any]:
+          checkpoint_share: float = CHECKPOINT_SHARE) -> dict[str, Any]:
     """The pass (see recluster_pass). A full pass CHECKPOINTs each time `checkpoint_share` of the
-    memories moved: it rewrites the old row groups without the moved rows, so their min/max no
-    longer cover the moved users (a search of a moved user skips them: in the bench, searches during
-    the pass got cheaper as it went), at the cost of rewriting what is left each time. A tail pass
-    checkpoints once, at its end (its rows are a fraction of the table)."""
+    memories moved, without vacuum (vacuum_held): each checkpoint writes the rows moved since the
+    last one and bounds the WAL, and DuckDB holds COMMITs back for that short write only. (With
+    vacuum, as before, each checkpoint also rewrote every partly deleted row group, so the moved
+    users left the old row groups' min/max and searches during the pass got cheaper as it went,
+    but adds waited 5-10 s at each checkpoint at 100k on a loaded machine.) The last checkpoint
+    vacuums: the row groups the pass emptied are dropped. A tail pass checkpoints once, at its end."""
     t0 = time.perf_counter()
     runs = read_runs(db)
     if not runs and not full:
@@ -311,12 +385,16 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
     named = [(u, n) for u, n in users if u is not None]
     nulls = len(named) < len(users)
     slice_rows = max(1, int(slice_rows))
-    budget = min(slice_rows, max(MIN_SLICE_ROWS, slice_rows // 4)) if slice_s > 0 else slice_rows
+    budget = min(slice_rows, MIN_SLICE_ROWS) if slice_s > 0 else slice_rows     # then grown to slice_s
     longest = 0.0
+    holds: list[tuple[str, float, float]] = []     # (what, time.perf_counter() at its start, seconds it held the lock)
+    strays: dict[str, Any] = {}                     # rows other writers added between slices (_move_strays)
     done = moved = checkpoints = 0
     start = 0
     lost = False
     with wal_held(db), threads_held(db, threads), contextlib.ExitStack() as held:
+        vacuum = held.enter_context(contextlib.ExitStack())
+        vacuum.enter_context(vacuum_held(db))
         while start < len(named) or nulls:
             if stop is not None and stop.is_set():
                 break
@@ -327,10 +405,10 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
                 lo = hi = None
                 rows = total - sum(n for _, n in named)
             if (lo is None or end >= len(named)) and not (lo is not None and nulls):
-                held.enter_context(db.write_lock)   # the last slice: no add between it and the run's end
+                held.enter_context(db.write_lock.after_writers())   # the last slice: no add before its end is read
             s = time.perf_counter()
             try:
-                recluster_slice(db, lo, hi, run)
+                holds.append(("slice", s, recluster_slice(db, lo, hi, run, strays)))
             except RunLost:
                 lost = True
                 break
@@ -346,7 +424,8 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             if start >= len(named) and not nulls:
                 break
             if level == 0 and checkpoint_share > 0 and moved >= checkpoint_share * total and start < len(named):
-                checkpoint_keeping_cache(db)    # the moved users' rows leave the old row groups' min/max:
+                c = time.perf_counter()         # the moved users' rows leave the old row groups' min/max:
+                holds.append(("checkpoint", c, checkpoint_keeping_cache(db)))
                 moved = 0                       # their searches skip those row groups from now on
                 checkpoints += 1
             if pause > 0 and stop is not None:
@@ -354,16 +433,25 @@ def _pass(db: Database, *, slice_rows: int, pause: float, stop: threading.Event 
             elif pause > 0:
                 time.sleep(pause * took)
         complete = start >= len(named) and not nulls and not lost
+        if complete:                    # still under the last slice's lock: no add before the run's end is read
+            new_run = mark_end(db, _move_strays(db, strays))
+        else:
+            new_run = None
+        vacuum.close()                  # the last checkpoint vacuums (drops the row groups the pass emptied)
+        held.close()                    # the checkpoint below lets waiting writers in first
         ck = time.perf_counter()
-        with db.write_lock:             # the new run's end is read after the checkpoint renumbered the rows
-            checkpoint_keeping_cache(db)
-            checkpoint_s = time.perf_counter() - ck
-            if complete:                # (the checkpoint may also have moved the kept runs' ends)
-                _meta_unit(db, [_rebased(db, r) for r in kept] + [mark_end(db)],
+        holds.append(("checkpoint", ck, checkpoint_keeping_cache(db)))
+        checkpoint_s = time.perf_counter() - ck
+        if new_run is not None:         # the ends where the checkpoint's vacuum moved them (found by identity)
+            with db.write_lock.after_writers():
+                _meta_unit(db, [_rebased(db, r) for r in kept] + [_rebased(db, new_run)],
                            int(db.scalar("SELECT count(*) FROM memories") or 0))
     return {"mode": mode, "memories": total, "slices": done, "complete": complete, "runs": len(kept) + complete,
             "checkpoints": checkpoints + 1, "longest_slice_s": round(longest, 3),
-            "checkpoint_s": round(checkpoint_s, 3), "seconds": round(time.perf_counter() - t0, 3)}
+            "checkpoint_s": round(checkpoint_s, 3), "seconds": round(time.perf_counter() - t0, 3),
+            "longest_hold_s": {k: round(max((h for w, _, h in holds if w == k), default=0.0), 3)
+                               for k in ("slice", "checkpoint")},
+            "holds": holds}
 
 
 def mark_sorted(db: Database) -> None:
@@ -372,6 +460,49 @@ def mark_sorted(db: Database) -> None:
     pass is a tail pass, not a full one."""
     with db.write_lock:
         _meta_unit(db, [mark_end(db)], int(db.scalar("SELECT count(*) FROM memories") or 0))
+
+
+def sorted_import(db: Database) -> SortedImport:
+    """For an import that writes through the add path in scope order (import_mem0): no background
+    pass starts while it runs, and at its end `record()` records its rows as one more sorted run
+    when the store was empty or sorted before it and no other write came between (else the rows
+    are left to the next pass), so a store imported that way needs a tail pass at most, not a full one."""
+    return SortedImport(db)
+
+
+class SortedImport:
+    """See sorted_import: `with sorted_import(db) as imp: ...; imp.record(n)`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.state = maintenance_for(db)
+
+    def __enter__(self) -> SortedImport:
+        with self.state.lock:
+            self.state.active += 1          # its commits start no pass (a full one would sort what it is writing)
+            self.eligible = not self.state.running()
+        self.runs = read_runs(self.db)
+        self.before = int(self.db.scalar("SELECT count(*) FROM memories") or 0)
+        tail = tail_rows(self.db, self.runs)
+        self.eligible = self.eligible and (self.before == 0 or tail == 0)
+        return self
+
+    def record(self, imported: int) -> bool:
+        """Record the imported rows as a sorted run (see sorted_import). Returns True if recorded."""
+        if not self.eligible or imported <= 0:
+            return False
+        with self.db.write_lock:
+            total = int(self.db.scalar("SELECT count(*) FROM memories") or 0)
+            if total != self.before + imported or read_runs(self.db) != self.runs:
+                return False                # another write came between: the next pass sorts it
+            _meta_unit(self.db, self.runs + [mark_end(self.db)], total)
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        with self.state.lock:
+            self.state.active -= 1
+        if self.state.min_rows > 0:
+            self.state.count(self.db, force=True)
 
 
 def due(total: int, clustered: int, min_rows: int, share: float, tail_rows: int | None = None) -> bool:
@@ -479,7 +610,7 @@ class Maintenance:
                                  merge_share=self.merge_share, threads=self.threads)
             self.runs.append(out)
             self.count(db, force=True)
-            log.info("re-cluster of %s: %s", db.path, out)
+            log.info("re-cluster of %s: %s", db.path, {k: v for k, v in out.items() if k != "holds"})
         except BaseException as exc:
             self.error = exc
             self.failed_at = time.monotonic()
