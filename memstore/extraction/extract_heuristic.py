@@ -54,7 +54,8 @@ from memstore.extraction.replies import (
     short_answer,
 )
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
-from memstore.extraction.sessions import answer_pieces, clean, has_content, in_session, instruction, is_ask, prose, request_gist
+from memstore.extraction.sessions import (ANSWER_PIECES, answer_pieces, clean, has_content, in_session, instruction, is_ask, prose,
+                                          request_gist)
 from memstore.extraction.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-5"      # 5: working sessions (requests, answers, instructions), code kept whole
@@ -168,8 +169,8 @@ class HeuristicExtractor:
     def _session(messages: Sequence[Message], recent: Sequence[Message], speaker: str
                  ) -> list[tuple[str, str, Message, str, str]]:
         """(text, kind, message, who, role) of what a working session with an assistant keeps
-        beyond the facts (extraction/sessions.py): each request whole, each answer in pieces that
-        name the request, each standing instruction with its topic first."""
+        beyond the facts (extraction/sessions.py): each request whole, each answer's lead piece
+        naming the request, each standing instruction or preference with its topic first."""
         out = []
         asked: Message | None = next((m for m in reversed(recent) if m.role == "user" and m.content), None)
         for msg in messages:
@@ -189,7 +190,7 @@ class HeuristicExtractor:
                 gist = request_gist(asked.content) if asked is not None else ""
                 whose = (asked.name or speaker) if asked is not None else speaker
                 head = f"Assistant, on {whose}'s request '{gist}'" if gist else "Assistant"
-                for piece in answer_pieces(msg.content):
+                for piece in answer_pieces(msg.content)[:ANSWER_PIECES]:
                     out.append((f"{head}: {piece}", "said", msg, "Assistant", "assistant"))
         return out
 
