@@ -21,7 +21,7 @@ CASES = [json.loads(line) for line in
 
 @pytest.fixture(scope="module")
 def ex() -> HeuristicExtractor:
-    return HeuristicExtractor(shared_nlp())
+    return HeuristicExtractor(shared_nlp(), sessions=True)    # config llm.working_sessions
 
 
 def _messages(case: dict) -> list[Message]:
@@ -62,7 +62,10 @@ def test_facts_of_a_request_are_still_extracted(ex):
     assert any(t.startswith("Sam asked: I'm using Flask 2.2") for t in texts)
 
 
-def test_through_add_and_search(memory):
+def test_through_add_and_search(store_path):
+    from memstore import Memory
+
+    memory = Memory(store_path, config={"llm": {"working_sessions": True}})
     memory.add([{"role": "user", "content": "What should I use to store the parsed resumes? ->-> 1,4"},
                 {"role": "assistant", "content": "Store them in SQLite with one table per section; it needs no "
                                                  "server and SQLAlchemy can move you to PostgreSQL later."}],
@@ -71,3 +74,4 @@ def test_through_add_and_search(memory):
     assert not any("->->" in s for s in stored)
     hit = memory.search("what did you recommend for storing resumes", user_id="sam", top_k=3)["results"]
     assert any("SQLite" in r["memory"] and r.get("role") == "assistant" for r in hit)
+    memory.close()

@@ -111,8 +111,10 @@ def ensure_server(store: str, timeout_s: float = 120.0) -> subprocess.Popen | No
     if info is not None:
         print(f"using the memstore server at {info['url']} for {store}", file=sys.stderr)
         return None
-    print(f"no server owns {store}: starting `memstore serve --store {store}` for this dashboard", file=sys.stderr)
-    proc = subprocess.Popen([sys.executable, "-m", "memstore.cli", "serve", "--store", store],
+    print(f"no server owns {store}: starting `memstore serve --store {store} --fronts 0` for this dashboard", file=sys.stderr)
+    # one analyst's dashboard: one process (no front processes to start, and the dashboard's reads
+    # are analyst calls that go to the owner anyway)
+    proc = subprocess.Popen([sys.executable, "-m", "memstore.cli", "serve", "--store", store, "--fronts", "0"],
                             stdout=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -45,6 +45,12 @@ class LLMConfig:
     max_answer_bytes: int = 1_000_000  # the answer is cut off there (malformed, first 64 KB kept)
     vision: bool = False               # the model sees images: image parts of messages are described by it
     vision_detail: str = "auto"        # the image `detail` sent with that call: auto | low | high
+    # the offline extractor also keeps what a user/assistant working session says (each request
+    # whole, the assistant's answers in pieces tied to the request, standing instructions topic
+    # first: extraction/sessions.py). Off by default: on BEAM it helped one part (check
+    # conversations 21-24: .375 -> .611 any-hit@10) and hurt the other (tune 1-2: .771 -> .571),
+    # and it triples the memories of a chat with an assistant
+    working_sessions: bool = False
 
 
 @dataclass

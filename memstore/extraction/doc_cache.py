@@ -62,9 +62,9 @@ class DocCache:
         return list(getattr(self._nlp, "pipe_names", ()))
 
 
-def bulk_extractor(nlp: Any) -> tuple[DocCache, HeuristicExtractor]:
+def bulk_extractor(nlp: Any, *, sessions: bool = False) -> tuple[DocCache, HeuristicExtractor]:
     """The offline extractor fed from a DocCache over `nlp` (a SpacyNLP: its compiled rules, no
     entity recognizer): `cache.prime(sentences)` parses a batch's sentences in one pass, and a
     sentence not primed is parsed as usual. Returns (cache, extractor)."""
     cache = DocCache(nlp.nlp, tag=lambda texts: nlp.pipe(texts, batch_size=256, skip=("ner",)))
-    return cache, HeuristicExtractor(SimpleNamespace(nlp=cache))
+    return cache, HeuristicExtractor(SimpleNamespace(nlp=cache), sessions=sessions)

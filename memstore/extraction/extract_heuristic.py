@@ -54,8 +54,17 @@ from memstore.extraction.replies import (
     short_answer,
 )
 from memstore.extraction.said import CAPTION, coverage, statement_sentences
-from memstore.extraction.sessions import (ANSWER_PIECES, answer_pieces, clean, has_content, in_session, instruction, is_ask, prose,
-                                          request_gist)
+from memstore.extraction.sessions import (
+    ANSWER_PIECES,
+    answer_pieces,
+    clean,
+    has_content,
+    in_session,
+    instruction,
+    is_ask,
+    prose,
+    request_gist,
+)
 from memstore.extraction.time_phrases import expires, when_stated
 
 PROMPT_VERSION = "heuristic-5"      # 5: working sessions (requests, answers, instructions), code kept whole
@@ -88,8 +97,9 @@ class HeuristicExtractor:
 
     name = "heuristic"
 
-    def __init__(self, nlp: Any) -> None:      # a SpacyNLP (or anything with `.nlp`, a spaCy pipeline)
+    def __init__(self, nlp: Any, *, sessions: bool = False) -> None:  # a SpacyNLP (or anything with `.nlp`)
         self.nlp = nlp.nlp
+        self.sessions = sessions                # config llm.working_sessions (extraction/sessions.py)
         self._doc = _tagging(nlp)
         self._past_forms = _irregular_verb_forms(self.nlp)
         self._parser = _parser(self.nlp)
@@ -139,7 +149,7 @@ class HeuristicExtractor:
             if text:
                 kept.pop(id(msg), None)                 # its sentences are in it
                 add(text, "said", msg.created_at, None, msg, msg.name or speaker, also=prev)
-        if in_session(messages, recent):               # requests, answers and instructions
+        if self.sessions and in_session(messages, recent):     # requests, answers and instructions
             for text, kind, msg, who, role in self._session(messages, recent, speaker):
                 if role == "user" and kind == "said":
                     kept.pop(id(msg), None)             # the whole message holds what the rules left

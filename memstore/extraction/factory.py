@@ -17,4 +17,4 @@ def build_extractor(cfg: LLMConfig, nlp: Any) -> Any:
                             max_answer_bytes=cfg.max_answer_bytes)
     from memstore.extraction.extract_heuristic import HeuristicExtractor
 
-    return HeuristicExtractor(nlp)
+    return HeuristicExtractor(nlp, sessions=cfg.working_sessions)

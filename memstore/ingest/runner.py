@@ -117,7 +117,7 @@ class _Ingest:
         if isinstance(extractor, HeuristicExtractor):
             # The same extractor, fed clauses that spaCy parsed in bulk (nlp.pipe: ~5x faster here
             # than one call per clause); a clause not in the cache is parsed as usual.
-            self._docs, extractor = bulk_extractor(rt.nlp)
+            self._docs, extractor = bulk_extractor(rt.nlp, sessions=extractor.sessions)
         self.extractor = extractor
         # Batches extracted at the same time cannot see each other's facts, so the LLM cannot name
         # what they replace: slot supersession (applied in time order at write) does.

@@ -135,7 +135,7 @@ class BatchDocs:
 
         self.cache = self.extractor = None
         if isinstance(rt.extractor, HeuristicExtractor):
-            self.cache, self.extractor = bulk_extractor(rt.nlp)
+            self.cache, self.extractor = bulk_extractor(rt.nlp, sessions=rt.extractor.sessions)
 
     def prime(self, states: list[AddState]) -> None:
         """Parse the statement sentences of the adds' user messages together."""
