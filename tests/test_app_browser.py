@@ -212,6 +212,7 @@ def test_dates_as_of_row_click_and_a_link(page, server):
     set_date(page, RANGE, dt.date(2024, 5, 1), "start")
     set_date(page, RANGE, dt.date(2024, 5, 31), "end")
     rows_caption(page, r"^4 of 23 memories of user:alice").wait_for()       # the range narrows the rows
+    settle(page)                                    # the table's hidden grid is redrawn after the caption
     in_table(page, "Alice lives in Seattle now, in Capitol Hill")
     assert page.get_by_role("gridcell", name="Alice is vegan now", exact=True, include_hidden=True).count() == 0
     page.get_by_label("Text contains").fill("Capitol")
