@@ -62,7 +62,9 @@ def test_concurrent_async_adds_for_different_users_do_not_interfere(tmp_path):
             am.close()
 
     outs, per_user, _ = asyncio.run(run())
-    assert sum(len(o["results"]) for o in outs) == len(users) * 3  # the concurrent duplicates were caught
+    added = [r for o in outs for r in o["results"] if r["event"] == "ADD"]
+    assert len(added) == len(users) * 3                             # the concurrent duplicates were caught
+    assert sum(r["event"] == "NONE" for o in outs for r in o["results"]) == len(users) * 3   # their sources kept
     for u in users:
         assert sorted(r["memory"] for r in per_user[u]) == sorted(f"{u} fact {k}: likes item{k} in city{u[-1]}"
                                                                   for k in range(3))

@@ -23,7 +23,7 @@ from memstore.testing.openai_server import ScriptedOpenAIServer
 # ("write:<table>"), every write statement ("write:<statement>") and the COMMIT.
 ADD_POINTS = ("write:insert_entities", "write:memories", "write:entity_postings", "write:keyword_postings",
               "write:memory_links", "write:history", "write:messages", "write:extraction_runs",
-              "write:supersede_memories", "write:prune_messages_by_id", "commit")
+              "write:supersede_memories", "write:prune_messages_by_id", "write:memory_sources", "commit")
 STEPS = tuple(s.__name__ for s in TEXT_STEPS + MODEL_STEPS + WRITE_STEPS)
 UPDATE_POINTS = ("write:update_memory", "write:update_memory_slot", "write:delete_entity_postings",
                  "write:delete_keyword_postings",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstore.core.errors import FilterError
+from memstore.core.errors import FilterError, IdentityError
 
 HOSTILE = ["'; DROP TABLE memories; --", "x' OR '1'='1", "\" OR 1=1 --", "$f0", "alice\\", "🙂' --"]
 
@@ -77,5 +77,5 @@ def test_identity_is_trimmed_on_read_as_on_write(memory):
     for uid in ("carol", " carol", "carol\t", {"eq": " carol "}):
         assert texts(memory, {"user_id": uid}, "bees") == ["Carol keeps bees"]
         assert [r["memory"] for r in memory.get_all(filters={"user_id": uid})["results"]] == ["Carol keeps bees"]
-    with pytest.raises(FilterError, match="identity"):
+    with pytest.raises(IdentityError, match="user_id is empty"):     # the one scope rule (core/scope_rule.py)
         memory.search("bees", filters={"user_id": "   "})

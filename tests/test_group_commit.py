@@ -36,7 +36,8 @@ def test_a_group_sees_its_own_earlier_adds(m):
     out = commit_adds(states, m._rt)
     assert not any(isinstance(o, BaseException) for o in out)
     assert [r["event"] for r in out[0].results] == ["ADD"]
-    assert out[1].results == [] and out[1].facts[0].outcome.startswith("duplicate")       # whole-scope dedupe
+    assert [r for r in out[1].results if r["event"] != "NONE"] == []      # whole-scope dedupe (NONE: the source kept)
+    assert out[1].facts[0].outcome.startswith("duplicate")
     events = sorted(r["event"] for r in out[2].results)
     assert events == ["ADD", "SUPERSEDE"]                                                # supersession in-group
     assert [r["memory"] for r in m.get_all(user_id="ana")["results"]] == ["Ana moved to Seattle"]
@@ -64,7 +65,7 @@ def test_the_scope_cache_follows_a_group(m):
     out = commit_adds([_prepared(m, "I like jazz", infer=False), _prepared(m, "I like chess", infer=False)], m._rt)
     assert all(not isinstance(o, BaseException) for o in out)
     again = m.add("I like jazz", user_id="ana", infer=False)
-    assert again["results"] == [] and again["extraction"]["deduplicated"] == 1
+    assert [r["event"] for r in again["results"]] == ["NONE"] and again["extraction"]["deduplicated"] == 1
     assert cache.stats["file_changes"] == changes          # the cache was kept, not reloaded
     assert_store_healthy(m)
 
@@ -154,7 +155,7 @@ def test_a_failed_add_is_put_back_as_prepared_so_a_retry_dedupes_again(m):
     m.db.faults.discard("commit")
     assert [f.outcome for f in state.facts] == ["pending"]        # not the rolled-back attempt's outcome
     retried = commit_adds([state], m._rt)[0]
-    assert retried.results == [] and retried.facts[0].outcome == "duplicate"
+    assert [r for r in retried.results if r["event"] != "NONE"] == [] and retried.facts[0].outcome == "duplicate"
     assert len(m.get_all(user_id="ana")["results"]) == 1
     assert_store_healthy(m)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore import Memory
 from memstore.core.identity import RESERVED_METADATA_KEYS
+from memstore.core.errors import IdentityError
+from memstore.core.scope_rule import canonical_id
 
 SQLISH = ["'; DROP TABLE memories; --", "\" OR 1=1 --", "Robert'); DELETE FROM history;--", "$user_id", "?", "%s",
           "{dim}", "/*WHERE*/", "\\", "NULL", "u=alice|a=|r="]
@@ -76,11 +79,17 @@ def test_identity_values_round_trip_and_stay_separate(tmp_path):
     def check(user, agent, run):
         if user is None and agent is None and run is None:
             return
-        key = tuple(v.strip() if v else None for v in (user, agent, run))
+        try:       # the one scope rule: trimmed + NFC; control and format characters refused
+            key = tuple(canonical_id(v, k) if v else None for k, v in zip(("user_id", "agent_id", "run_id"),
+                                                                           (user, agent, run)))
+        except IdentityError:
+            with pytest.raises(IdentityError):
+                m.add("refused", user_id=user, agent_id=agent, run_id=run, infer=False)
+            return
         text = f"memory of {key!r}"
         out = m.add(text, user_id=user, agent_id=agent, run_id=run, infer=False)
-        if key in seen:  # the same scope again: deduplicated, never a second row
-            assert out["results"] == []
+        if key in seen:  # the same scope again: deduplicated, never a second row (NONE: the source kept)
+            assert [(r["event"], r["id"]) for r in out["results"]] == [("NONE", seen[key])]
             return
         assert len(out["results"]) == 1
         seen[key] = out["results"][0]["id"]

@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from memstore import Memory
-from memstore.core.errors import ExportExistsError, FilterError, NotFoundError, StoreBusyError, TimeParseError, TokenExistsError
+from memstore.core.errors import ErasureIncompleteError, ExportExistsError, FilterError, NotFoundError, StoreBusyError, TimeParseError, TokenExistsError
 from memstore.core.timeutil import parse_time
 from memstore.server.app import create_app
 
@@ -123,8 +123,8 @@ def test_checkpoint_waits_then_says_busy(memory, monkeypatch):
             memory.scrub()
         assert info.value.retryable
         memory.add("I live in Porto", user_id="gone", infer=False)
-        with pytest.raises(StoreBusyError):
-            memory.forget(user_id="gone")          # the rows go; the file's rewrite waits (journaled)
+        with pytest.raises(ErasureIncompleteError):   # the rows go; the rewrite waits (journaled), said honestly
+            memory.forget(user_id="gone")
     finally:
         release.set()
         t.join()

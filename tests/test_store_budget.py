@@ -51,7 +51,8 @@ def test_the_scope_cache_keeps_to_its_byte_budget_and_search_stays_right(store_p
         m.add(f"{user} new fact: plays chess", user_id=user, infer=False)
     assert cache.fits_store is False and cache.stats["evictions"] >= 2
     assert len(cache.entries) == 1 and cache.nbytes > 0
-    assert m.add("cy new fact: plays chess", user_id="cy", infer=False)["results"] == []   # still de-duplicates
+    again = m.add("cy new fact: plays chess", user_id="cy", infer=False)["results"]      # still de-duplicates
+    assert [r["event"] for r in again] == ["NONE"] and again[0]["deduplicated"] is True
     m.close()
 
 

@@ -6,7 +6,7 @@
 >>> MemoryConfig.from_dict({"llm": {"modle": "gpt"}})
 Traceback (most recent call last):
 ...
-memstore.core.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout, vision, vision_detail
+memstore.core.errors.ConfigError: unknown config key 'llm.modle' — known keys in 'llm': api_key, base_url, deadline, json_mode, max_answer_bytes, max_fact_chars, max_facts, max_retries, model, provider, temperature, timeout, vision, vision_detail, working_sessions
 """
 from __future__ import annotations
 
