@@ -75,7 +75,8 @@ def test_reads_page_shows_alices_reads_and_opens_a_result(audited_store, monkeyp
     open_first.click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.radio(key="page").value == "Memories"
-    assert at.selectbox(key="mem_pick").value == found[0]["id"]
+    assert at.session_state["mem_open"] == found[0]["id"]            # the Memories page shows it opened
+    assert found[0]["memory"] in all_text(at)
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -88,7 +89,7 @@ def test_reads_page_in_chromium(audited_store, tmp_path):
     from test_app_browser import ARTIFACTS, LAUNCH_ARGS, VIEWPORT, AppServer, choose, go, heading, in_table, no_exception, shot
 
     template, found = audited_store
-    server = AppServer(_copy(template, tmp_path))
+    server = AppServer(_copy(template, tmp_path), "file")
     server.wait_ready()
     try:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

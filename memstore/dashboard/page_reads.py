@@ -11,6 +11,7 @@ import polars as pl
 import streamlit as st
 
 from memstore.dashboard import charts, data
+from memstore.dashboard.page_memories import OPEN_KEY
 from memstore.dashboard.widgets import PageContext, advice_on_error, need_scope, show_table
 
 TITLE = "Reads"
@@ -42,8 +43,8 @@ def per_token(reads: pl.DataFrame) -> pl.DataFrame:
 def _open_memory(mid: str) -> None:
     """Show memory `mid` on the Memories page (a button's callback: before the next run draws)."""
     st.session_state["page"] = "Memories"
-    st.session_state["mem_pick"] = mid
-    for key in ("mem_text", "mem_status", "mem_entities"):      # its filters must not hide it
+    st.session_state[OPEN_KEY] = mid                                # the Memories page opens it
+    for key in ("mem_text", "mem_status", "mem_entities", "mem_dates", "mem_as_of"):   # its filters must not hide it
         st.session_state.pop(key, None)
 
 
