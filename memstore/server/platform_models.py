@@ -9,7 +9,8 @@ from fastapi import Path as PathParam
 from fastapi import Query as QueryParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, valid_unicode
+from memstore.core.scope_rule import IDENTITY_PATTERN, MAX_ID_CHARS
+from memstore.server.openapi_rules import ID_PATTERN, NAME_PATTERN, Identity, valid_unicode
 
 MAX_BATCH = 1000
 
@@ -23,7 +24,7 @@ class _Body(BaseModel):
         return valid_unicode(data)
 
 
-Ident = Optional[Annotated[str, Field(pattern=NAME_PATTERN, max_length=200)]]
+Ident = Optional[Identity]           # the one scope rule's pattern (core/scope_rule.py)
 Filters = Optional[dict[str, Any]]
 
 
@@ -91,7 +92,7 @@ class PlatformBatch(_Body):
 
 
 MemoryIdPath = Annotated[str, PathParam(pattern=ID_PATTERN, max_length=200)]
-IdentityQuery = Annotated[str | None, QueryParam(pattern=NAME_PATTERN, max_length=200)]
+IdentityQuery = Annotated[str | None, QueryParam(pattern=IDENTITY_PATTERN, max_length=MAX_ID_CHARS)]
 PageQuery = Annotated[int | None, QueryParam(ge=1, le=100_000)]
 PageSizeQuery = Annotated[int | None, QueryParam(ge=1, le=1000)]
 EntityType = Annotated[str, PathParam(pattern=r"^(user|agent|run|app)$")]
