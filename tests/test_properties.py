@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore import Memory
-from memstore.core.identity import RESERVED_METADATA_KEYS
 from memstore.core.errors import IdentityError
+from memstore.core.identity import RESERVED_METADATA_KEYS
 from memstore.core.scope_rule import canonical_id
 
 SQLISH = ["'; DROP TABLE memories; --", "\" OR 1=1 --", "Robert'); DELETE FROM history;--", "$user_id", "?", "%s",

@@ -8,7 +8,15 @@ import pytest
 from starlette.testclient import TestClient
 
 from memstore import Memory
-from memstore.core.errors import ErasureIncompleteError, ExportExistsError, FilterError, NotFoundError, StoreBusyError, TimeParseError, TokenExistsError
+from memstore.core.errors import (
+    ErasureIncompleteError,
+    ExportExistsError,
+    FilterError,
+    NotFoundError,
+    StoreBusyError,
+    TimeParseError,
+    TokenExistsError,
+)
 from memstore.core.timeutil import parse_time
 from memstore.server.app import create_app
 
