@@ -46,7 +46,7 @@ case " $ONLY " in *" schemathesis "*)
     for seed in $SEEDS; do
         mkdir -p "$WORK/fuzz$seed"          # the server's working directory: exports the fuzzer asks for land here
         STORE="$WORK/fuzz$seed/s.duckdb"
-        (cd "$WORK/fuzz$seed" && exec "$PY" -m memstore.cli serve --store "$STORE" --workers 0 \
+        (cd "$WORK/fuzz$seed" && exec "$PY" -m memstore.cli serve --store "$STORE" --workers 0 --fronts 0 \
             --config '{"embedder": {"provider": "hashing"}}' > serve.log 2>&1) &
         SERVER=$!
         for _ in $(seq 1 120); do [ -f "$STORE.server.json" ] && break; sleep 1; done
